@@ -1,0 +1,24 @@
+/**
+ * @xaalis/core: the pure finance core of xaalis.
+ *
+ * No I/O, no clock, no randomness, no global state: every function here is a
+ * deterministic computation on its arguments. Amounts are bigint minor units
+ * (`Butut`, `Cents`, `Micros`); rates and percentages are exact `Decimal`s.
+ *
+ * @example
+ * import { Quote, Decimal } from "@xaalis/core"
+ * const q = Quote.quoteGmd(1_000_00n, "TRC20", Decimal.parse("70")!, undefined, Quote.defaultConversionConfig)
+ * // q.pay_amount === 1593n: 14.29 USD + 0.14 service fee + 1.50 network fee for 1,000 GMD at 70
+ */
+export * as Currency from "./money/Currency.ts"
+export * as Decimal from "./money/Decimal.ts"
+export * as Money from "./money/Money.ts"
+export * as Rounding from "./money/Rounding.ts"
+export * as Errors from "./Errors.ts"
+export { DomainError } from "./Errors.ts"
+export * as Transition from "./Transition.ts"
+export * as Instant from "./time/Instant.ts"
+export * as Quote from "./conversion/Quote.ts"
+export * as Settlement from "./conversion/Settlement.ts"
+export * as Conversion from "./conversion/Conversion.ts"
+export * as Reference from "./conversion/Reference.ts"
