@@ -1,6 +1,9 @@
 import { defineProject } from "vitest/config"
 
+const conditions = ["@xaalis/source", "import", "module", "node", "default"]
+
 export default defineProject({
-  resolve: { conditions: ["@xaalis/source"] },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["@xaalis/source"] } },
   test: { name: "core", include: ["test/**/*.test.ts"] }
 })

@@ -1,0 +1,22 @@
+import { Result } from "effect"
+import { Decimal, type DomainError, type Transition } from "@xaalis/core"
+
+export const dec = (s: string): Decimal.Decimal => {
+  const d = Decimal.parse(s)
+  if (d === undefined) throw new Error(`bad decimal ${s}`)
+  return d
+}
+
+/** The success of a step, or a test failure naming the error. */
+export const must = <S, E, F>(r: Transition.Step<S, E, F>): Transition.Transition<S, E, F> => {
+  if (Result.isFailure(r)) throw new Error(`expected success, got ${r.failure.code}: ${r.failure.message}`)
+  return r.success
+}
+
+/** The error of a step, or a test failure. */
+export const mustFail = <S, E, F>(r: Transition.Step<S, E, F>): DomainError => {
+  if (Result.isSuccess(r)) throw new Error("expected a DomainError, got success")
+  return r.failure
+}
+
+export const T0 = 1_795_251_907_000 // 2026-11-21T09:05:07.000Z
