@@ -3,6 +3,8 @@ import { projects } from "./vitest.workspace.ts"
 
 export default defineConfig({
   test: {
-    projects
+    projects,
+    // In CI, also write a JSON report so .ci/run can print one summary line.
+    reporters: process.env.CI ? ["default", ["json", { outputFile: ".ci/vitest-report.json" }]] : ["default"]
   }
 })
