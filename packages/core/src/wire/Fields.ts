@@ -1,0 +1,242 @@
+import { Effect, Option, Schema, SchemaAST, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
+import { parseIso } from "../time/Instant.ts"
+import { isRawJson, utf8Length } from "./Json.ts"
+import {
+  body_depth_max,
+  email_length_max,
+  metadata_bytes_max,
+  metadata_key_length_max,
+  metadata_keys_max,
+  phone_length_max,
+  url_length_max
+} from "./Limits.ts"
+
+/**
+ * Field schemas shared by the request bodies: bounded text, URLs, emails,
+ * phones, metadata, ISO 8601 timestamps, enums, and optional fields.
+ *
+ * Conventions of every request schema:
+ * - an optional field may be absent or `null`; both mean "not given";
+ * - strings are kept as sent (no trimming), but must be valid Unicode, must not
+ *   contain NUL or other control characters (line breaks only in free text),
+ *   and have a maximum length counted in UTF-16 code units.
+ */
+
+// ---------------------------------------------------------------- optional fields
+
+const notNull = <A>(a: A | null): a is A => a !== null
+
+/**
+ * An optional field: absent or `null` decode to an absent key (`null` is what
+ * many JSON clients send for "no value"). For update requests absent and `null`
+ * both mean "leave unchanged".
+ */
+export const optional = <S extends Schema.Top>(schema: S) =>
+  Schema.optionalKey(Schema.NullOr(schema)).pipe(
+    Schema.decodeTo(Schema.optionalKey(Schema.toType(schema)), {
+      decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) => Option.filter(o, notNull)),
+      encode: SchemaGetter.passthroughSubtype()
+    })
+  )
+
+/** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
+export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>
+  Schema.optionalKey(Schema.NullOr(schema)).pipe(
+    Schema.decodeTo(Schema.toType(schema), {
+      decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) =>
+        Option.orElseSome(Option.filter(o, notNull), () => fallback)
+      ),
+      encode: SchemaGetter.passthroughSubtype()
+    })
+  )
+
+// ---------------------------------------------------------------- text
+
+/** C0 controls and DEL; `multiline` allows tab, line feed and carriage return. */
+const hasControl = (s: string, multiline: boolean): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 0x7f || (c < 0x20 && !(multiline && (c === 0x09 || c === 0x0a || c === 0x0d)))) return true
+  }
+  return false
+}
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+export interface TextOptions {
+  /** Maximum length in UTF-16 code units. */
+  readonly max: number
+  /** Minimum length (default 1: empty strings are refused). */
+  readonly min?: number
+  /** Line breaks and tabs allowed (free text such as notes). Default false. */
+  readonly multiline?: boolean
+  /** Whitespace-only values allowed. Default false. */
+  readonly blank?: boolean
+  readonly description?: string
+  /** JSON Schema `format` (documentation only). */
+  readonly format?: string
+}
+
+/** A bounded string (see the module conventions). */
+export const Text = (options: TextOptions) => {
+  const min = options.min ?? 1
+  const multiline = options.multiline === true
+  const annotations: Schema.Annotations.Bottom<string, readonly []> = {
+    ...(options.description !== undefined ? { description: options.description } : {}),
+    ...(options.format !== undefined ? { format: options.format } : {})
+  }
+  return Schema.String.annotate(annotations).check(
+    Schema.isMinLength(min, { message: min === 1 ? "must not be empty" : `must be at least ${min} characters` }),
+    Schema.isMaxLength(options.max, { message: `must be at most ${options.max} characters` }),
+    Schema.makeFilter<string>((s) =>
+      options.blank !== true && min > 0 && s.trim().length === 0
+        ? "must not be blank"
+        : hasControl(s, multiline)
+          ? "must not contain control characters"
+          : LONE_SURROGATE.test(s)
+            ? "must be valid Unicode text"
+            : undefined
+    )
+  )
+}
+
+const HTTP_URL = /^https?:\/\/[^\s/?#@]+(?:[/?#]\S*)?$/i
+const ANY_URL = /^[a-z][a-z0-9+.-]*:\S+$/i
+
+/** An absolute `http` or `https` URL (callbacks, webhooks, redirects). */
+export const HttpUrl = (description = "An absolute http or https URL") =>
+  Text({ max: url_length_max, description, format: "uri" }).check(
+    Schema.makeFilter<string>((s) => (HTTP_URL.test(s) ? undefined : "must be an absolute http or https URL"))
+  )
+
+/** An absolute URL of any scheme (`myapp://done`), for redirects when URL validation is skipped. */
+export const AnyUrl = (description = "An absolute URL") =>
+  Text({ max: url_length_max, description, format: "uri" }).check(
+    Schema.makeFilter<string>((s) => (ANY_URL.test(s) ? undefined : "must be an absolute URL"))
+  )
+
+/** True for an absolute http(s) URL. */
+export const isHttpUrl = (s: string): boolean => HTTP_URL.test(s)
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/** An email address (syntax only: local@domain.tld). */
+export const Email = Text({ max: email_length_max, description: "Email address", format: "email" }).check(
+  Schema.makeFilter<string>((s) => (EMAIL.test(s) ? undefined : "must be an email address"))
+)
+
+const PHONE = /^\+?[0-9 ().-]+$/
+
+/** A phone number as typed: digits with optional `+`, spaces, dashes, dots, parentheses. */
+export const Phone = Text({ max: phone_length_max, description: "Phone number" }).check(
+  Schema.makeFilter<string>((s) =>
+    PHONE.test(s) && (s.match(/\d/g)?.length ?? 0) >= 3 ? undefined : "must be a phone number"
+  )
+)
+
+// ---------------------------------------------------------------- enums
+
+/**
+ * One of `literals`, compared case-insensitively and decoded to the literal's
+ * spelling (`"trc20"` -> `"TRC20"`). The literals must be upper case.
+ */
+export const UpperCaseLiterals = <const L extends ReadonlyArray<string>>(literals: L) =>
+  Schema.String.annotate({
+    message: `must be one of: ${literals.join(", ")}`,
+    description: `One of ${literals.join(", ")} (case-insensitive)`
+  }).pipe(
+    Schema.decodeTo(Schema.Literals(literals), {
+      decode: SchemaGetter.transform((s: string) => s.toUpperCase() as L[number]),
+      encode: SchemaGetter.passthroughSupertype()
+    })
+  )
+
+// ---------------------------------------------------------------- metadata
+
+/** The caller's free-form metadata: a JSON object, stored and returned untouched. */
+export type Metadata = { readonly [key: string]: unknown }
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u) || isRawJson(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+/** True for a JSON value (as produced by `Json.parseJson`), nested at most `depth` levels. */
+const isJsonValue = (u: unknown, depth: number): boolean => {
+  if (u === null || typeof u === "string" || typeof u === "boolean") return true
+  if (typeof u === "number") return Number.isFinite(u)
+  if (isRawJson(u)) return true
+  if (depth <= 0) return false
+  if (Array.isArray(u)) return u.every((v) => isJsonValue(v, depth - 1))
+  return isPlainObject(u) && Object.values(u).every((v) => isJsonValue(v, depth - 1))
+}
+
+const metadataProblem = (m: Record<string, unknown>): string | undefined => {
+  const keys = Object.keys(m)
+  if (keys.length > metadata_keys_max) return `must have at most ${metadata_keys_max} keys`
+  for (const key of keys) {
+    if (key.length === 0) return "keys must not be empty"
+    if (key.length > metadata_key_length_max) return `keys must be at most ${metadata_key_length_max} characters`
+    if (key === "__proto__") return "must not use the key __proto__"
+    if (!isJsonValue(m[key], body_depth_max)) return `key ${key} must hold a JSON value`
+  }
+  if (utf8Length(JSON.stringify(m), metadata_bytes_max) > metadata_bytes_max) {
+    return `must not exceed ${metadata_bytes_max} bytes as JSON`
+  }
+  return undefined
+}
+
+const metadataJsonSchema = Schema.Record(Schema.String, Schema.Unknown)
+  .check(Schema.isMaxProperties(metadata_keys_max))
+  .annotate({
+    description: `Free-form JSON object returned untouched: at most ${metadata_keys_max} keys of at most ${metadata_key_length_max} characters, at most ${metadata_bytes_max} bytes as JSON`
+  })
+
+/**
+ * Free-form metadata. Kept as the very object parsed (values are not rebuilt, so
+ * raw JSON numbers stay exact and are written back as sent).
+ */
+export const Metadata = Schema.declare<Metadata>(isPlainObject, {
+  message: "must be an object",
+  toCodecJson: () => new SchemaAST.Link(metadataJsonSchema.ast, SchemaTransformation.passthrough())
+}).check(Schema.makeFilter<Metadata>((m) => metadataProblem(m as Record<string, unknown>)))
+
+// ---------------------------------------------------------------- time
+
+/** An ISO 8601 instant or calendar date as sent, with its epoch milliseconds. */
+export interface Timestamp {
+  /** The text as sent. */
+  readonly text: string
+  /** Epoch milliseconds (UTC); a date-only value is 00:00 UTC of that date. */
+  readonly ms: number
+  /** True for `YYYY-MM-DD` (a calendar date), false for a date-time. */
+  readonly date_only: boolean
+}
+
+const TimestampValue = Schema.declare<Timestamp>(
+  (u): u is Timestamp =>
+    typeof u === "object" &&
+    u !== null &&
+    typeof (u as Timestamp).text === "string" &&
+    typeof (u as Timestamp).ms === "number",
+  { description: "A parsed ISO 8601 timestamp" }
+)
+
+const timestampMessage = "must be an ISO 8601 date-time with a time zone (2026-11-21T09:00:00Z) or a date (2026-11-21)"
+
+/** An ISO 8601 date-time with `Z` or an offset, or a `YYYY-MM-DD` date. */
+export const IsoTimestamp = (description: string) =>
+  Schema.String.annotate({
+    description: `${description}: ISO 8601 date-time with time zone, or YYYY-MM-DD`,
+    message: timestampMessage
+  }).pipe(
+    Schema.decodeTo(TimestampValue, {
+      decode: SchemaGetter.transformEffect((text: string) => {
+        const parsed = parseIso(text)
+        return parsed === undefined
+          ? Effect.fail(new SchemaIssue.InvalidValue({ message: timestampMessage }, text))
+          : Effect.succeed({ text, ms: parsed.ms, date_only: parsed.date_only })
+      }),
+      encode: SchemaGetter.transform((t: Timestamp) => t.text)
+    })
+  )

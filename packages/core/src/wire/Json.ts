@@ -1,0 +1,171 @@
+import { Result } from "effect"
+import * as Errors from "../Errors.ts"
+import { body_bytes_max, body_depth_max } from "./Limits.ts"
+
+/**
+ * Exact JSON parsing of request bodies.
+ *
+ * `JSON.parse` turns every number literal into a double, so `100.10000000000000001`
+ * silently becomes `100.1` and `1e400` becomes `Infinity`. A payments API must not
+ * accept an amount the sender did not write. `parseJson` reads each number's source
+ * text (the reviver's third `context` argument, Node >= 21) and:
+ * - keeps a plain `number` when the double is the exact decimal that was written
+ *   (`10.00`, `1e2`, `0.1`, `100.001`: the scale check happens later, on the exact value);
+ * - otherwise returns a *raw JSON number* (`JSON.rawJSON(source)`): a frozen object
+ *   holding the literal as written. The number decoders of `Amount.ts` read its
+ *   source, so they accept or reject it by its true value and scale, and
+ *   `JSON.stringify` writes it back byte for byte (metadata is echoed untouched).
+ */
+
+/** A number literal kept as written because no double equals it (see `parseJson`). */
+export interface RawJsonNumber {
+  readonly rawJSON: string
+}
+
+/** A JSON number as the decoders see it: a double, or the exact literal when no double equals it. */
+export type JsonNumber = number | RawJsonNumber
+
+/** The value of a parsed JSON body. */
+export type JsonValue =
+  | null
+  | boolean
+  | string
+  | JsonNumber
+  | ReadonlyArray<JsonValue>
+  | { readonly [key: string]: JsonValue }
+
+// TypeScript's ES2023 lib does not declare these yet (they are ES2025 / Node >= 21).
+interface RawJsonApi {
+  rawJSON(text: string): RawJsonNumber
+  isRawJSON(value: unknown): boolean
+}
+const JSONX = JSON as unknown as JSON & RawJsonApi
+
+/** True for a raw JSON value made by `parseJson` (or `JSON.rawJSON`). */
+export const isRawJson = (u: unknown): u is RawJsonNumber => typeof u === "object" && u !== null && JSONX.isRawJSON(u)
+
+/** True for a JSON number: a `number` or a raw JSON number literal. */
+export const isJsonNumber = (u: unknown): u is JsonNumber => typeof u === "number" || isRawJson(u)
+
+/** Wraps a number literal as a raw JSON number (it must be a valid JSON number literal). */
+export const rawNumber = (literal: string): RawJsonNumber => JSONX.rawJSON(literal)
+
+/**
+ * A decimal literal in canonical form: value = sign * digits * 10^exponent, with
+ * `digits` free of leading and trailing zeros ("" for zero, whose sign is +1).
+ * Never builds a bigint, so a hostile literal costs only a scan of its text.
+ */
+export interface NumberLiteral {
+  readonly negative: boolean
+  readonly digits: string
+  readonly exponent: number
+}
+
+const JSON_NUMBER = /^(-)?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/**
+ * Reads a number literal (`"-12.50"`, `"1e2"`, `"0.000001"`, `"Infinity"` is not one)
+ * into canonical form. Accepts what `JSON.parse` accepts and what `String(number)`
+ * prints for finite numbers; `undefined` for anything else.
+ */
+export const parseNumberLiteral = (text: string): NumberLiteral | undefined => {
+  const m = JSON_NUMBER.exec(text)
+  if (m === null) return undefined
+  const [, sign, int = "", frac = "", exp = "0"] = m
+  let digits = int + frac
+  let start = 0
+  while (start < digits.length && digits.charCodeAt(start) === 48) start++
+  let end = digits.length
+  while (end > start && digits.charCodeAt(end - 1) === 48) end--
+  const trailing = digits.length - end
+  digits = digits.slice(start, end)
+  if (digits.length === 0) return { negative: false, digits: "", exponent: 0 }
+  // Exponents beyond +-1e15 are out of any range we check; Number keeps them ordered.
+  const exponent = Number(exp) - frac.length + trailing
+  return { negative: sign === "-", digits, exponent }
+}
+
+/** The literal a JSON number stands for: the raw source, or `String(n)` for a double. */
+export const numberText = (n: JsonNumber): string => (typeof n === "number" ? String(n) : n.rawJSON)
+
+const sameLiteral = (a: NumberLiteral | undefined, b: NumberLiteral | undefined): boolean =>
+  a !== undefined && b !== undefined && a.negative === b.negative && a.digits === b.digits && a.exponent === b.exponent
+
+/** Reviver: keep the double when it is exactly the written decimal, else keep the literal. */
+const exactNumbers = function (this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== "number") return value
+  const source = context?.source
+  if (source === undefined) return value // runtime without source access: nothing better to do
+  if (sameLiteral(parseNumberLiteral(source), parseNumberLiteral(String(value)))) return value
+  return JSONX.rawJSON(source)
+}
+
+/** UTF-8 length of a string, stopping early once it passes `stop_after`. */
+export const utf8Length = (text: string, stop_after = Number.POSITIVE_INFINITY): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length && bytes <= stop_after; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4
+        i++
+      } else bytes += 3
+    } else bytes += 3
+  }
+  return bytes
+}
+
+/**
+ * Deepest nesting of arrays and objects in a JSON text, stopping early once it
+ * passes `stop_after`. Scans outside strings only. Checked before `JSON.parse`
+ * so a hostile `[[[[...]]]]` never reaches the recursive reviver.
+ */
+export const nestingDepth = (text: string, stop_after = Number.POSITIVE_INFINITY): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92)
+        i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      depth++
+      if (depth > deepest) {
+        deepest = depth
+        if (deepest > stop_after) return deepest
+      }
+    } else if (c === 93 || c === 125) depth--
+  }
+  return deepest
+}
+
+/**
+ * Parses a request body exactly (see the module comment). Fails with one
+ * `validation_error`: "Malformed JSON body", or a body over `body_bytes_max`
+ * bytes, or nested deeper than `body_depth_max`.
+ *
+ * @example
+ * parseJson('{"amount": 100.10000000000000001}') // amount is a raw number: the 2-place decoder rejects it
+ * parseJson('{"amount": 10.00}')                // amount is the number 10
+ */
+export const parseJson = (text: string): Result.Result<unknown, Errors.DomainError> => {
+  if (text.length > body_bytes_max || utf8Length(text, body_bytes_max) > body_bytes_max) {
+    return Result.fail(Errors.validation(`The request body must not exceed ${body_bytes_max} bytes.`))
+  }
+  if (nestingDepth(text, body_depth_max) > body_depth_max) {
+    return Result.fail(
+      Errors.validation(`The request body must not be nested more than ${body_depth_max} levels deep.`)
+    )
+  }
+  try {
+    return Result.succeed(JSON.parse(text, exactNumbers))
+  } catch {
+    return Result.fail(Errors.validation("Malformed JSON body"))
+  }
+}

@@ -1,0 +1,379 @@
+import { Schema } from "effect"
+import type { CreateConversion } from "../conversion/Conversion.ts"
+import { coins, networks } from "../conversion/Quote.ts"
+import { GMD, USD } from "../money/Currency.ts"
+import * as Decimal from "../money/Decimal.ts"
+import { halfUpDiv, pow10 } from "../money/Rounding.ts"
+import { DecimalNumber, IntegerNumber, MinorAmount, QueryInteger } from "./Amount.ts"
+import {
+  AnyUrl,
+  Email,
+  HttpUrl,
+  IsoTimestamp,
+  isHttpUrl,
+  Metadata,
+  optional,
+  Phone,
+  Text,
+  UpperCaseLiterals,
+  withDefault
+} from "./Fields.ts"
+import * as L from "./Limits.ts"
+
+export { decodeJson, decodeRequest } from "./Decode.ts"
+
+/**
+ * One schema per request body of the spec (and decisions §7/§9), decoding the
+ * parsed JSON (`Json.parseJson`) to a typed command: amounts in bigint minor
+ * units, rates/percentages/quantities as `Decimal`, names as in the spec.
+ *
+ * Policy for fields the schema does not list (decisions §7: server-owned fields
+ * "are never taken from the caller"): they are dropped silently, like unknown
+ * fields, and never reach the command. Every limit is in `Limits.ts`.
+ *
+ * Decode with `decodeRequest(schema, body)`: one `validation_error` naming the
+ * first offending field (`param` = its JSON path, e.g. `data.amount`).
+ */
+
+// ---------------------------------------------------------------- shared fields
+
+/** Fiat currencies of payment intents, payment links and invoices. */
+export const FiatCurrency = Schema.Literals(["GMD", "USD"]).annotate({ description: "GMD or USD" })
+export type FiatCurrency = typeof FiatCurrency.Type
+
+/** A fiat amount, 2 decimal places, positive, at most the GMD maximum (USD's is checked per body). */
+const FiatAmount = (description: string) => MinorAmount(GMD, { max: L.gmd_amount_max, description })
+/** A fiat amount that may be 0. */
+const FiatAmountOrZero = (description: string) =>
+  MinorAmount(GMD, { max: L.gmd_amount_max, positive: false, description })
+
+/** A stablecoin amount as it arrives on chain: 6 places, positive. */
+const ChainAmount = (description: string) =>
+  MinorAmount(L.chain_amount_places, { max: L.chain_amount_max, description })
+
+const Name = (description: string) => Text({ max: L.string_length_max, description })
+
+/** The `{data: {...}}` wrapper of payments, payment links and invoices (decisions §7). */
+const Wrapped = <S extends Schema.Top>(data: S, description: string) =>
+  Schema.Struct({ data }).annotate({ description })
+
+/** A USD amount above the USD maximum, when the body's currency is USD. */
+const usdOver = (minor: bigint | undefined): boolean => minor !== undefined && minor > L.usd_amount_max
+/** A bound for messages, without trailing zeros: `1000000000n` cents -> `"10000000"`. */
+const amountText = (minor: bigint): string => Decimal.format(Decimal.normalize({ units: minor, scale: 2 }))
+const usdMaxMessage = `must be at most ${amountText(L.usd_amount_max)} for USD`
+
+// ---------------------------------------------------------------- POST /v1/payments
+
+export const PaymentNetwork = Schema.Literals(["wave", "afrimoney", "qmoney"]).annotate({
+  description: "Mobile money network"
+})
+
+const ACCOUNT_NUMBER = /^\+?\d{7,15}$/
+
+/** Body `data` of POST /v1/payments. */
+export const CreatePaymentIntent = Schema.Struct({
+  amount: FiatAmount("Amount to collect"),
+  currency: withDefault(FiatCurrency, "GMD"),
+  return_url: optional(AnyUrl("Where the payer is sent after paying")),
+  cancel_url: optional(AnyUrl("Where the payer is sent after cancelling")),
+  callback_url: optional(HttpUrl("Receives this payment's webhook events")),
+  network: optional(PaymentNetwork),
+  account_number: optional(
+    Text({ max: L.account_number_length_max, description: "Payer's mobile money number" }).check(
+      Schema.makeFilter<string>((s) =>
+        ACCOUNT_NUMBER.test(s) ? undefined : "must be 7 to 15 digits, optionally after +"
+      )
+    )
+  ),
+  skip_url_validation: withDefault(Schema.Boolean, false),
+  transaction_fee_type: optional(
+    Schema.Literals(["business", "customer"]).annotate({ description: "Who bears the fee (default business)" })
+  ),
+  metadata: optional(Metadata)
+}).check(
+  Schema.makeFilter((d) => {
+    if (d.currency === "USD" && usdOver(d.amount)) return { path: ["amount"], issue: usdMaxMessage }
+    if (!d.skip_url_validation) {
+      if (d.return_url !== undefined && !isHttpUrl(d.return_url)) {
+        return { path: ["return_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
+      }
+      if (d.cancel_url !== undefined && !isHttpUrl(d.cancel_url)) {
+        return { path: ["cancel_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
+      }
+    }
+    return undefined
+  })
+)
+export type CreatePaymentIntent = typeof CreatePaymentIntent.Type
+export const CreatePaymentIntentBody = Wrapped(CreatePaymentIntent, "Create a payment intent")
+
+// ---------------------------------------------------------------- POST /v1/minting/offramp
+
+const PayoutMethod = Schema.Struct({
+  network: Schema.Literals(["wave", "afrimoney"]),
+  account_number: Text({ max: L.account_number_length_max, description: "7-digit wallet number" }),
+  account_name: Text({ max: L.account_name_length_max, description: "Wallet holder name, at least 3 characters" })
+}).annotate({ description: "Mobile money wallet receiving the dalasi" })
+
+/** `markup_config`: a fixed USD amount (cents) or a percentage of `base_usd`. */
+export const MarkupConfig = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literal("fixed"),
+    value: MinorAmount(USD, { max: L.usd_amount_max, description: "Fixed markup in USD" })
+  }),
+  Schema.Struct({
+    type: Schema.Literal("percentage"),
+    value: DecimalNumber(L.percent_places_max, {
+      min: 0,
+      exclusiveMin: true,
+      max: 100,
+      description: "Markup as a percentage of the converted USD amount"
+    })
+  })
+]).annotate({ description: "Reseller markup: {type: fixed, value: USD} or {type: percentage, value: percent}" })
+
+/** Body of POST /v1/minting/offramp (flat). Decodes to the engine's `CreateConversion`. */
+export const CreateConversionBody = Schema.Struct({
+  gmd_amount: optional(MinorAmount(GMD, { max: L.gmd_amount_max, description: "Dalasi wanted" })),
+  pay_amount: optional(MinorAmount(USD, { max: L.usd_amount_max, description: "Stablecoin amount to send, USD" })),
+  pay_currency: optional(Schema.Literals(coins)),
+  network: optional(UpperCaseLiterals(networks)),
+  destination: optional(Schema.Literals(["service_balance", "mobile_money"])),
+  payout_method: optional(PayoutMethod),
+  callback_url: optional(HttpUrl("Receives this conversion's updates")),
+  markup_config: optional(MarkupConfig)
+}).annotate({ description: "Create a stablecoin-to-dalasi conversion. Send exactly one of gmd_amount and pay_amount." })
+// Compile-time proof that the decoded body is the engine's command.
+const _conversionIsCommand = (c: typeof CreateConversionBody.Type): CreateConversion => c
+void _conversionIsCommand
+
+// ---------------------------------------------------------------- POST /v1/minting/intents
+
+/** Body of POST /v1/minting/intents (flat). */
+export const CreatePaymentRequestBody = Schema.Struct({
+  amount: FiatAmount("Amount asked for; GMD is converted to USD at the current rate"),
+  currency: withDefault(Schema.Literals(["USD", "GMD"]), "USD"),
+  metadata: optional(Metadata),
+  callback_url: optional(HttpUrl("Receives charge.succeeded for this request")),
+  expires_at: optional(IsoTimestamp("Deadline"))
+})
+  .check(
+    Schema.makeFilter((d) =>
+      d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined
+    )
+  )
+  .annotate({ description: "Create a stablecoin payment request" })
+export type CreatePaymentRequest = typeof CreatePaymentRequestBody.Type
+
+// ---------------------------------------------------------------- POST /v1/payment-links
+
+/** Body `data` of POST /v1/payment-links. `amount` is required; `currency` defaults to GMD. */
+export const CreatePaymentLink = Schema.Struct({
+  title: optional(Name("Shown on the payment page")),
+  amount: FiatAmount("Amount to collect"),
+  currency: withDefault(FiatCurrency, "GMD"),
+  description: optional(
+    Text({ max: L.description_length_max, multiline: true, description: "Shown on the payment page" })
+  ),
+  metadata: optional(Metadata)
+}).check(
+  Schema.makeFilter((d) =>
+    d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined
+  )
+)
+export type CreatePaymentLink = typeof CreatePaymentLink.Type
+export const CreatePaymentLinkBody = Wrapped(CreatePaymentLink, "Create a payment link")
+
+// ---------------------------------------------------------------- invoices
+
+/** A line item; `total_price` is computed by the service and ignored when sent. */
+export const LineItem = Schema.Struct({
+  item: Text({ max: L.line_item_length_max, description: "Product SKU or ID" }),
+  quantity: DecimalNumber(L.quantity_places_max, {
+    min: 0,
+    exclusiveMin: true,
+    max: L.quantity_max,
+    description: "Quantity, positive"
+  }),
+  unit_price: FiatAmountOrZero("Price of one unit")
+})
+export type LineItem = typeof LineItem.Type
+
+/** `discount`: a fixed amount (minor units) or a percentage in (0, 100]. */
+export const Discount = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("fixed"), amount: FiatAmount("Fixed discount") }),
+  Schema.Struct({
+    type: Schema.Literal("percentage"),
+    amount: DecimalNumber(L.percent_places_max, {
+      min: 0,
+      exclusiveMin: true,
+      max: 100,
+      description: "Percentage discount"
+    })
+  })
+]).annotate({ description: "Discount: {type: fixed, amount} or {type: percentage, amount}" })
+export type Discount = typeof Discount.Type
+
+const InvoiceNumber = Schema.Union([
+  Text({ max: L.invoice_number_length_max, description: "Custom invoice number" }),
+  IntegerNumber({ min: 0, max: L.invoice_number_max, description: "Custom invoice number" })
+])
+
+const invoiceFields = {
+  amount: optional(FiatAmountOrZero("Payable amount when there are no line items")),
+  customer: optional(Text({ max: L.customer_length_max, description: "Your customer ID" })),
+  customer_email: optional(Email),
+  customer_name: optional(Name("Customer name")),
+  customer_phone: optional(Phone),
+  line_items: optional(
+    Schema.Array(LineItem).check(
+      Schema.isMaxLength(L.line_items_max, { message: `must have at most ${L.line_items_max} items` })
+    )
+  ),
+  discount: optional(Discount),
+  due_date: optional(IsoTimestamp("Due date")),
+  notes: optional(Text({ max: L.notes_length_max, multiline: true, description: "Printed on the invoice" })),
+  invoice_number: optional(InvoiceNumber),
+  callback_url: optional(HttpUrl("Receives invoice status updates")),
+  sub_account: optional(Name("Sub-account for split payments"))
+}
+
+/** `sum(half_up_butut(quantity * unit_price))`, as §6 computes it. */
+const lineTotal = (items: ReadonlyArray<LineItem>): bigint =>
+  items.reduce((sum, li) => sum + halfUpDiv(li.quantity.units * li.unit_price, pow10(li.quantity.scale)), 0n)
+
+interface InvoiceAmounts {
+  readonly currency?: FiatCurrency
+  readonly amount?: bigint
+  readonly line_items?: ReadonlyArray<LineItem>
+  readonly discount?: Discount
+}
+
+/** Amount ranges that depend on the currency and on the line items. */
+const invoiceAmountProblem = (d: InvoiceAmounts) => {
+  const max = L.amountMax(d.currency ?? "GMD")
+  const maxText = `must be at most ${amountText(max)}${d.currency === "USD" ? " for USD" : ""}`
+  if (d.amount !== undefined && d.amount > max) return { path: ["amount"], issue: maxText }
+  const items = d.line_items ?? []
+  for (const [i, li] of items.entries()) {
+    if (li.unit_price > max) return { path: ["line_items", i, "unit_price"], issue: maxText }
+  }
+  if (items.length > 0 && lineTotal(items) > max) {
+    return { path: ["line_items"], issue: `must add up to at most ${amountText(max)}` }
+  }
+  if (d.discount?.type === "fixed" && d.discount.amount > max) return { path: ["discount", "amount"], issue: maxText }
+  return undefined
+}
+
+/** Body `data` of Create Invoice and Create Draft Invoice (same parameters). */
+export const CreateInvoice = Schema.Struct({
+  ...invoiceFields,
+  currency: withDefault(FiatCurrency, "GMD")
+}).check(
+  Schema.makeFilter((d) => {
+    const hasItems = d.line_items !== undefined && d.line_items.length > 0
+    if (!hasItems && (d.amount === undefined || d.amount === 0n)) {
+      return d.amount === undefined
+        ? { path: ["amount"], issue: "is required when there are no line_items" }
+        : { path: ["amount"], issue: "must be greater than 0 when there are no line_items" }
+    }
+    if (d.customer === undefined) {
+      if (d.customer_email === undefined)
+        return { path: ["customer_email"], issue: "is required when customer is not given" }
+      if (d.customer_name === undefined)
+        return { path: ["customer_name"], issue: "is required when customer is not given" }
+    }
+    return invoiceAmountProblem(d)
+  })
+)
+export type CreateInvoice = typeof CreateInvoice.Type
+export const CreateInvoiceBody = Wrapped(CreateInvoice, "Create an invoice (or a draft)")
+
+/** Body `data` of Update Invoice: the create parameters, all optional, no defaults. */
+export const UpdateInvoice = Schema.Struct({
+  ...invoiceFields,
+  currency: optional(FiatCurrency)
+}).check(Schema.makeFilter((d) => invoiceAmountProblem(d)))
+export type UpdateInvoice = typeof UpdateInvoice.Type
+export const UpdateInvoiceBody = Wrapped(UpdateInvoice, "Update an invoice")
+
+// ---------------------------------------------------------------- lists
+
+/** Query of every list endpoint: `limit` 1..100 (default 10), `offset` >= 0 (default 0). Values are query strings. */
+export const ListQuery = Schema.Struct({
+  limit: withDefault(
+    QueryInteger({ min: 1, max: L.page_limit_max, description: `Page size, 1 to ${L.page_limit_max}` }),
+    L.page_limit_default
+  ),
+  offset: withDefault(QueryInteger({ min: 0, max: L.page_offset_max, description: "Objects to skip" }), 0)
+})
+export type ListQuery = typeof ListQuery.Type
+
+// ---------------------------------------------------------------- sandbox helpers (decisions §9)
+
+/** POST /v1/test_helpers/businesses */
+export const CreateBusinessBody = Schema.Struct({
+  name: optional(Name("Business name")),
+  webhook_url: optional(HttpUrl("Receives the business's webhooks"))
+})
+export type CreateBusiness = typeof CreateBusinessBody.Type
+
+/** POST /v1/test_helpers/rates: the USD->GMD rate (GMD per USD). */
+export const SetRateBody = Schema.Struct({
+  rate: DecimalNumber(L.rate_places_max, { min: 0, exclusiveMin: true, max: L.rate_max, description: "GMD per USD" })
+})
+export type SetRate = typeof SetRateBody.Type
+
+/** POST /v1/test_helpers/clock/advance */
+export const AdvanceClockBody = Schema.Struct({
+  seconds: IntegerNumber({
+    min: 1,
+    max: L.clock_advance_seconds_max,
+    description: "Seconds to move the sandbox clock forward"
+  })
+})
+export type AdvanceClock = typeof AdvanceClockBody.Type
+
+/** POST /v1/test_helpers/chain/transfers: a confirmed transfer arrives. */
+export const ChainTransferBody = Schema.Struct({
+  network: UpperCaseLiterals(networks),
+  currency: Schema.Literals(coins),
+  to_address: Text({ max: L.address_length_max, description: "Receiving address" }),
+  amount: ChainAmount("Amount transferred, USD units of the coin"),
+  tx_hash: optional(Text({ max: L.tx_hash_length_max, description: "Transaction hash (generated when absent)" })),
+  log_index: optional(IntegerNumber({ min: 0, max: L.log_index_max, description: "Log index in the transaction" }))
+})
+export type ChainTransferRequest = typeof ChainTransferBody.Type
+
+/** POST /v1/test_helpers/minting/intents/{id}/pay: a payer pays through the hosted page. */
+export const PayPaymentRequestBody = Schema.Struct({
+  amount: ChainAmount("Amount paid, USD units of the coin"),
+  currency: Schema.Literals(coins),
+  network: UpperCaseLiterals(networks)
+})
+export type PayPaymentRequest = typeof PayPaymentRequestBody.Type
+
+/** POST /v1/test_helpers/payouts/fail_next (0 clears). */
+export const FailNextPayoutsBody = Schema.Struct({
+  count: IntegerNumber({ min: 0, max: L.payouts_fail_next_max, description: "How many of the next payouts fail" })
+})
+export type FailNextPayouts = typeof FailNextPayoutsBody.Type
+
+/** Every request schema by operation, for documentation and tests. */
+export const requests = {
+  "POST /v1/payments": CreatePaymentIntentBody,
+  "POST /v1/minting/offramp": CreateConversionBody,
+  "POST /v1/minting/intents": CreatePaymentRequestBody,
+  "POST /v1/payment-links": CreatePaymentLinkBody,
+  "POST /v1/invoices": CreateInvoiceBody,
+  "POST /v1/invoices/draft": CreateInvoiceBody,
+  "PUT /v1/invoices/{id}": UpdateInvoiceBody,
+  "GET (lists)": ListQuery,
+  "POST /v1/test_helpers/businesses": CreateBusinessBody,
+  "POST /v1/test_helpers/rates": SetRateBody,
+  "POST /v1/test_helpers/clock/advance": AdvanceClockBody,
+  "POST /v1/test_helpers/chain/transfers": ChainTransferBody,
+  "POST /v1/test_helpers/minting/intents/{id}/pay": PayPaymentRequestBody,
+  "POST /v1/test_helpers/payouts/fail_next": FailNextPayoutsBody
+} as const
