@@ -1,8 +1,11 @@
 import * as Errors from "../Errors.ts"
-import { fiat_codes, type FiatCode } from "../money/Currency.ts"
+import { type FiatCode, fiat_codes } from "../money/Currency.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { nextUtcMidnight, parseIso } from "../time/Instant.ts"
 import { type Discount, type InvoiceType, type LineItem, type LineItemInput, totals } from "./Totals.ts"
+
+/** The totals arithmetic of decisions §6, reachable as `Invoice.Totals`. */
+export * as Totals from "./Totals.ts"
 
 /**
  * The invoice state machine (spec "Invoice", decisions §6):
@@ -327,7 +330,9 @@ const pick = <T>(given: T | null | undefined, current: T | null): T | null => (g
  * counters never change. A paid invoice is `already_paid`.
  */
 export const update = (state: Invoice, input: UpdateInvoice, now: number): InvoiceStep => {
-  if (state.status === "paid") return fail(Errors.alreadyPaid("This invoice is already paid and can no longer be changed."))
+  if (state.status === "paid") {
+    return fail(Errors.alreadyPaid("This invoice is already paid and can no longer be changed."))
+  }
   const fields: Fields = {
     currency: input.currency ?? state.currency,
     customer: pick(input.customer, state.customer),
@@ -387,9 +392,11 @@ export const send = (state: Invoice, next_invoice_number: number, now: number): 
 export const remind = (state: Invoice, now: number): InvoiceStep => {
   if (state.status === "paid") return fail(Errors.alreadyPaid("This invoice is already paid; no reminder is sent."))
   if (state.status === "draft") return fail(Errors.invalidState("A draft invoice has not been sent; send it first."))
-  return ok({ ...state, reminder_count: state.reminder_count + 1, updated_at: now }, [], [
-    { type: "notify_customer", reason: "reminder" }
-  ])
+  return ok(
+    { ...state, reminder_count: state.reminder_count + 1, updated_at: now },
+    [],
+    [{ type: "notify_customer", reason: "reminder" }]
+  )
 }
 
 const paid = (state: Invoice, now: number): Invoice | Errors.DomainError => {
@@ -407,9 +414,7 @@ export const payManually = (state: Invoice, now: number): InvoiceStep => {
 /** The customer pays through the link: as `payManually`, plus event `paymentrequest.success`. */
 export const customerPays = (state: Invoice, now: number): InvoiceStep => {
   const next = paid(state, now)
-  return next instanceof Errors.DomainError
-    ? fail(next)
-    : ok(next, [{ type: "paymentrequest.success", invoice: next }])
+  return next instanceof Errors.DomainError ? fail(next) : ok(next, [{ type: "paymentrequest.success", invoice: next }])
 }
 
 /** Whether `markOverdue` would succeed now: a live not-paid invoice whose due date has passed. */

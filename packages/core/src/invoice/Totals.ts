@@ -79,7 +79,10 @@ const characters = (s: string): number => [...s].length
 const lineItemProblem = (li: LineItemInput, i: number): Errors.DomainError | undefined => {
   const at = `line_items[${i}]`
   if (typeof li.item !== "string" || li.item.length === 0 || characters(li.item) > item_length_max) {
-    return Errors.validation(`${at}.item must be a non-empty string of at most ${item_length_max} characters.`, `${at}.item`)
+    return Errors.validation(
+      `${at}.item must be a non-empty string of at most ${item_length_max} characters.`,
+      `${at}.item`
+    )
   }
   if (!Decimal.isPositive(li.quantity)) {
     return Errors.validation(`${at}.quantity must be positive.`, `${at}.quantity`)

@@ -1,6 +1,6 @@
 import { percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
-import { fiat_codes, type FiatCode } from "../money/Currency.ts"
+import { type FiatCode, fiat_codes } from "../money/Currency.ts"
 import * as Decimal from "../money/Decimal.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"

@@ -1,5 +1,5 @@
 import * as Errors from "../Errors.ts"
-import { fiat_codes, type FiatCode } from "../money/Currency.ts"
+import { type FiatCode, fiat_codes } from "../money/Currency.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 
 /**
