@@ -2,7 +2,7 @@
  * The same gmd-mode quote written with decimal.js, measured once to choose the
  * representation of money (docs/decisions.md, "Money representation").
  */
-import Decimal from "decimal.js"
+import { Decimal } from "decimal.js"
 
 const P = new Decimal(1)
 const CAP = new Decimal(2)

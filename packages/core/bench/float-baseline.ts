@@ -7,19 +7,39 @@ const P = 1 // fee percent
 const CAP = 2
 const NET = 1.5
 
-export const quoteGmdFloat = (g: number, r: number): number => {
+export const priceFloat = (g: number, r: number): number => {
   const base = Math.ceil((g / r) * 100) / 100
   const service = Math.min(Math.round(base * P) / 100, CAP)
   return base + service + NET
 }
 
-export const quotePayFloat = (pay: number, r: number): number => {
+export interface FloatQuote {
+  gmd_amount: number
+  base_usd: number
+  service_fee_usd: number
+  fee: number
+  pay_amount: number
+}
+
+export const quoteGmdFloat = (g: number, r: number): FloatQuote => {
+  const base = Math.ceil((g / r) * 100) / 100
+  const service = Math.min(Math.round(base * P) / 100, CAP)
+  return {
+    gmd_amount: g,
+    base_usd: base,
+    service_fee_usd: service,
+    fee: service + NET,
+    pay_amount: base + service + NET
+  }
+}
+
+export const quotePayFloat = (pay: number, r: number): FloatQuote => {
   let base = (pay - NET) / (1 + P / 100)
   if ((base * P) / 100 >= CAP) base = pay - NET - CAP
   let g = Math.max(0, Math.floor(base * r))
-  while (g > 0 && quoteGmdFloat(g, r) > pay) g -= 1
-  while (quoteGmdFloat(g + 1, r) <= pay) g += 1
-  return g
+  while (g > 0 && priceFloat(g, r) > pay) g -= 1
+  while (priceFloat(g + 1, r) <= pay) g += 1
+  return { ...quoteGmdFloat(g, r), pay_amount: pay }
 }
 
 export const creditedFloat = (g: number, pay: number, arrived: number): number =>

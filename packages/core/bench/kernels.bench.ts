@@ -6,11 +6,12 @@
  * A third column shows the gmd-mode quote and credit written with decimal.js:
  * the measurement behind the choice of representation (docs/decisions.md).
  */
-import DecimalJs from "decimal.js"
-import { Bench } from "tinybench"
+
 import { Decimal, Invoice, Quote, Settlement } from "@xaalis/core"
-import { creditedFloat, invoiceTotalFloat, quoteGmdFloat, quotePayFloat } from "./float-baseline.ts"
+import { Decimal as DecimalJs } from "decimal.js"
+import { Bench } from "tinybench"
 import { creditedDecimalJs, quoteGmdDecimalJs } from "./decimaljs-baseline.ts"
+import { creditedFloat, invoiceTotalFloat, quoteGmdFloat, quotePayFloat } from "./float-baseline.ts"
 
 const N = 1_000 // inputs per iteration; figures are per single kernel call
 let seed = 42
@@ -41,8 +42,12 @@ const inputs = Array.from({ length: N }, () => {
 })
 const invoiceInputs = inputs.map((i) => ({
   currency: "GMD" as const,
-  line_items: i.lines.map(([q, price]) => ({ item: "sku", quantity: Decimal.make(BigInt(q), 0), unit_price: BigInt(price) })),
-  discount: { type: "percentage" as const, value: Decimal.make(5n, 0) }
+  line_items: i.lines.map(([q, price]) => ({
+    item: "sku",
+    quantity: Decimal.make(BigInt(q), 0),
+    unit_price: BigInt(price)
+  })),
+  discount: { type: "percentage" as const, amount: Decimal.make(5n, 0) }
 }))
 
 let sink: unknown
@@ -83,7 +88,8 @@ pair(
     for (const i of inputs) sink = creditedFloat(i.gmd, i.pay / 100, Number(i.arrivedMicros) / 1e6)
   },
   () => {
-    for (const i of inputs) sink = creditedDecimalJs(i.gmdJs, new DecimalJs(i.pay).div(100), new DecimalJs(String(i.arrivedMicros)).div(1e6))
+    for (const i of inputs)
+      sink = creditedDecimalJs(i.gmdJs, new DecimalJs(i.pay).div(100), new DecimalJs(String(i.arrivedMicros)).div(1e6))
   }
 )
 pair(
@@ -92,7 +98,11 @@ pair(
     for (const i of invoiceInputs) sink = Invoice.Totals.totals(i)
   },
   () => {
-    for (const i of inputs) sink = invoiceTotalFloat(i.lines.map(([q, p]) => [q, p / 100] as const), 5)
+    for (const i of inputs)
+      sink = invoiceTotalFloat(
+        i.lines.map(([q, p]) => [q, p / 100] as const),
+        5
+      )
   }
 )
 
@@ -113,7 +123,9 @@ for (const kernel of ["quote gmd mode", "quote pay mode", "credit", "invoice tot
   const float = nsPerCall(`${kernel} | float`)
   const ratio = exact / float
   worst = Math.max(worst, ratio)
-  const djs = bench.tasks.some((t) => t.name === `${kernel} | decimal.js`) ? nsPerCall(`${kernel} | decimal.js`) : undefined
+  const djs = bench.tasks.some((t) => t.name === `${kernel} | decimal.js`)
+    ? nsPerCall(`${kernel} | decimal.js`)
+    : undefined
   rows.push({
     kernel,
     "exact ns/call": exact.toFixed(1),
@@ -126,5 +138,7 @@ for (const kernel of ["quote gmd mode", "quote pay mode", "credit", "invoice tot
 console.log(`@xaalis/core kernels, ${N} inputs per iteration, Node ${process.version}`)
 console.table(rows)
 const target = 10
-console.log(`worst exact/float ratio: ${worst.toFixed(2)}x (target <= ${target}x): ${worst <= target ? "MET" : "MISSED"}`)
+console.log(
+  `worst exact/float ratio: ${worst.toFixed(2)}x (target <= ${target}x): ${worst <= target ? "MET" : "MISSED"}`
+)
 if (worst > target) process.exitCode = 1

@@ -1,5 +1,5 @@
-import fc from "fast-check"
 import { Decimal, Quote } from "@xaalis/core"
+import fc from "fast-check"
 
 /** Runs per property: modest in CI, deep with XAALIS_DEEP=1 (`npm run test:deep`). */
 export const runs = (base: number): number => (process.env.XAALIS_DEEP === "1" ? base * 50 : base)
@@ -17,7 +17,9 @@ export const network: fc.Arbitrary<Quote.Network> = fc.constantFrom("TRC20", "AR
 export const markup: fc.Arbitrary<Quote.Markup | undefined> = fc.oneof(
   fc.constant(undefined),
   fc.bigInt({ min: 0n, max: 500n }).map((value): Quote.Markup => ({ type: "fixed", value })),
-  fc.integer({ min: 0, max: 1000 }).map((v): Quote.Markup => ({ type: "percentage", value: Decimal.make(BigInt(v), 2) }))
+  fc
+    .integer({ min: 0, max: 1000 })
+    .map((v): Quote.Markup => ({ type: "percentage", value: Decimal.make(BigInt(v), 2) }))
 )
 
 /** Whole dalasi, as butut. */

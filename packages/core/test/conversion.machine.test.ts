@@ -1,9 +1,9 @@
-import { Result } from "effect"
-import { describe, expect, it } from "vitest"
-import fc from "fast-check"
 import { Conversion, Quote, Settlement } from "@xaalis/core"
-import { dec, must, mustFail, T0 } from "./helpers.ts"
+import { Result } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
 import { runs } from "./arbitraries.ts"
+import { dec, must, mustFail, T0 } from "./helpers.ts"
 
 const ctx = {
   id: "c1",
@@ -13,7 +13,8 @@ const ctx = {
   rate: dec("70"),
   config: Quote.defaultConversionConfig
 }
-const fresh = (input: Conversion.CreateConversion = { gmd_amount: 500000n }) => must(Conversion.create(input, ctx)).state
+const fresh = (input: Conversion.CreateConversion = { gmd_amount: 500000n }) =>
+  must(Conversion.create(input, ctx)).state
 const transfer = (amount: bigint, tx = "0xabc", log_index = 0): Conversion.ChainTransfer => ({
   network: "TRC20",
   coin: "USDT",
@@ -42,7 +43,9 @@ describe("conversion machine: examples", () => {
   it("a duplicate transfer (same network, tx hash, log index) is refused; another log index is not", () => {
     const c = must(Conversion.applyTransfer(fresh(), transfer(10_000_000n, "0xAA", 1), T0)).state
     expect(mustFail(Conversion.applyTransfer(c, transfer(10_000_000n, "0xaa", 1), T0)).code).toBe("duplicate_transfer")
-    expect(must(Conversion.applyTransfer(c, transfer(10_000_000n, "0xAA", 2), T0)).state.actually_paid).toBe(20_000_000n)
+    expect(must(Conversion.applyTransfer(c, transfer(10_000_000n, "0xAA", 2), T0)).state.actually_paid).toBe(
+      20_000_000n
+    )
   })
 
   it("a transfer at the deadline is late: not applied, conversion expired, no event", () => {
@@ -57,7 +60,9 @@ describe("conversion machine: examples", () => {
   it("paid conversions never expire; a wrong coin is refused", () => {
     const paid = must(Conversion.applyTransfer(fresh(), transfer(73_640_000n), T0)).state
     expect(mustFail(Conversion.expire(paid, T0 + 3_600_000)).code).toBe("invalid_state")
-    expect(mustFail(Conversion.applyTransfer(fresh(), { ...transfer(1n), coin: "USDC" }, T0)).code).toBe("validation_error")
+    expect(mustFail(Conversion.applyTransfer(fresh(), { ...transfer(1n), coin: "USDC" }, T0)).code).toBe(
+      "validation_error"
+    )
   })
 
   it("expiry before the window closes is refused; after, pending becomes expired without event", () => {
@@ -72,26 +77,40 @@ describe("conversion machine: examples", () => {
   it("creation rules: both or neither amount, ARC with USDT, payout method", () => {
     expect(mustFail(Conversion.create({}, ctx)).code).toBe("validation_error")
     expect(mustFail(Conversion.create({ gmd_amount: 500000n, pay_amount: 10000n }, ctx)).code).toBe("validation_error")
-    expect(mustFail(Conversion.create({ gmd_amount: 500000n, network: "ARC", pay_currency: "USDT" }, ctx)).param).toBe("pay_currency")
-    expect(mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money" }, ctx)).param).toBe("payout_method")
+    expect(mustFail(Conversion.create({ gmd_amount: 500000n, network: "ARC", pay_currency: "USDT" }, ctx)).param).toBe(
+      "pay_currency"
+    )
+    expect(mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money" }, ctx)).param).toBe(
+      "payout_method"
+    )
     const wallet = { network: "wave" as const, account_number: "123456", account_name: "Awa" }
-    expect(mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: wallet }, ctx)).param).toBe(
-      "payout_method.account_number"
-    )
+    expect(
+      mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: wallet }, ctx))
+        .param
+    ).toBe("payout_method.account_number")
     const short = { ...wallet, account_number: "1234567", account_name: " A  " }
-    expect(mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: short }, ctx)).param).toBe(
-      "payout_method.account_name"
+    expect(
+      mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: short }, ctx)).param
+    ).toBe("payout_method.account_name")
+    const ok = must(
+      Conversion.create(
+        { gmd_amount: 500000n, destination: "mobile_money", payout_method: { ...wallet, account_number: "7654321" } },
+        ctx
+      )
     )
-    const ok = must(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: { ...wallet, account_number: "7654321" } }, ctx))
     expect(ok.state.payout_method?.account_number).toBe("7654321")
   })
 
   it("mobile money: credits carry the payout wallet; payout outcomes land on the timeline", () => {
     const wallet = { network: "afrimoney" as const, account_number: "7654321", account_name: "Awa Jallow" }
-    const c = must(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: wallet }, ctx)).state
+    const c = must(
+      Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: wallet }, ctx)
+    ).state
     const t = must(Conversion.applyTransfer(c, transfer(73_640_000n), T0))
     expect(t.effects).toEqual([{ type: "credit", gmd: 500000n, markup_usd: 0n, payout: wallet }])
-    const failed = must(Conversion.recordPayout(t.state, { gmd: 500000n, outcome: "failed", detail: "wallet closed" }, T0))
+    const failed = must(
+      Conversion.recordPayout(t.state, { gmd: 500000n, outcome: "failed", detail: "wallet closed" }, T0)
+    )
     expect(failed.state.timeline.at(-1)).toMatchObject({ type: "payout", outcome: "failed" })
     expect(mustFail(Conversion.recordPayout(fresh(), { gmd: 1n, outcome: "succeeded" }, T0)).code).toBe("invalid_state")
   })
@@ -189,7 +208,9 @@ class Expire implements fc.Command<Model, Real> {
 describe("conversion machine: model-based", () => {
   it("random transfers, duplicates, clock advances and expiries agree with the model", () => {
     const commands = [
-      fc.tuple(fc.bigInt({ min: 1n, max: 40_000_000n }), fc.integer({ min: 0, max: 6 })).map(([a, t]) => new SendTransfer(a, t)),
+      fc
+        .tuple(fc.bigInt({ min: 1n, max: 40_000_000n }), fc.integer({ min: 0, max: 6 }))
+        .map(([a, t]) => new SendTransfer(a, t)),
       fc.integer({ min: 1, max: 400_000 }).map((ms) => new Advance(ms)),
       fc.constant(new Expire())
     ]

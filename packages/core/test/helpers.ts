@@ -1,5 +1,5 @@
-import { Result } from "effect"
 import { Decimal, type DomainError, type Transition } from "@xaalis/core"
+import { Result } from "effect"
 
 export const dec = (s: string): Decimal.Decimal => {
   const d = Decimal.parse(s)

@@ -1,11 +1,17 @@
-import { Result } from "effect"
-import { describe, expect, it } from "vitest"
-import fc from "fast-check"
 import { PaymentRequest } from "@xaalis/core"
-import { dec, must, mustFail, T0 } from "./helpers.ts"
+import { Result } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
 import { runs } from "./arbitraries.ts"
+import { dec, must, mustFail, T0 } from "./helpers.ts"
 
-const ctx = { id: "pr1", link: "https://pay.example/pr1", now: T0, rate: dec("70"), config: PaymentRequest.defaultPaymentRequestConfig }
+const ctx = {
+  id: "pr1",
+  link: "https://pay.example/pr1",
+  now: T0,
+  rate: dec("70"),
+  config: PaymentRequest.defaultPaymentRequestConfig
+}
 const pay = (amount: bigint, tx = "0x1", log_index = 0): PaymentRequest.IncomingPayment => ({
   network: "TRC20",
   coin: "USDT",
@@ -116,7 +122,13 @@ describe("payment request machine: model-based", () => {
     fc.assert(
       fc.property(fc.commands(cmds, { maxCommands: 30 }), (c) => {
         const state = must(PaymentRequest.create({ amount: usd, expires_at: deadline }, ctx)).state
-        fc.modelRun(() => ({ model: { now: T0, status: "pending", total: 0n, seen: new Set<number>() } as M, real: { state, now: T0, events: 0 } }), c)
+        fc.modelRun(
+          () => ({
+            model: { now: T0, status: "pending", total: 0n, seen: new Set<number>() } as M,
+            real: { state, now: T0, events: 0 }
+          }),
+          c
+        )
       }),
       { numRuns: runs(300) }
     )

@@ -15,7 +15,8 @@ const files = (dir: string): Array<string> =>
   )
 
 /** Removes comments so that prose mentioning `Date` does not count. */
-const stripComments = (code: string): string => code.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1")
+const stripComments = (code: string): string =>
+  code.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1")
 
 const ALLOWED_IMPORT = /^(\.{1,2}\/|effect$|effect\/)/
 
@@ -32,7 +33,8 @@ export const violations = (path: string, source: string): Array<string> => {
   const found: Array<string> = []
   for (const m of code.matchAll(/\bfrom\s+["']([^"']+)["']|\bimport\s+["']([^"']+)["']/g)) {
     const spec = m[1] ?? m[2] ?? ""
-    if (!ALLOWED_IMPORT.test(spec)) found.push(`${path}: imports "${spec}" (core may import only its own modules and effect)`)
+    if (!ALLOWED_IMPORT.test(spec))
+      found.push(`${path}: imports "${spec}" (core may import only its own modules and effect)`)
     if (/\/(adapters?|engine|http|server|node)\b/.test(spec)) found.push(`${path}: imports an adapter "${spec}"`)
   }
   for (const [re, why] of FORBIDDEN) if (re.test(code)) found.push(`${path}: uses ${why}`)

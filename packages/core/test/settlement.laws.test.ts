@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest"
-import fc from "fast-check"
 import { Settlement } from "@xaalis/core"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
 import { runs } from "./arbitraries.ts"
 
 const G = fc.bigInt({ min: 1n, max: 10_000_000_000n })

@@ -3,8 +3,9 @@
  * C = 2.00 USD, N = 1.50 USD on TRC20 and 0 on ARC, q = 1 %). Each comment shows
  * the arithmetic; docs/finance-rules.md repeats them.
  */
-import { describe, expect, it } from "vitest"
+
 import { Conversion, Instant, PaymentRequest, Quote, Reference, Settlement } from "@xaalis/core"
+import { describe, expect, it } from "vitest"
 import { dec, must, mustFail, T0 } from "./helpers.ts"
 
 const cfg = Quote.defaultConversionConfig
@@ -15,27 +16,45 @@ describe("conversion quote, gmd mode", () => {
     // base = ceil_cent(5000 / 70 = 71.428571) = 71.43; service = half_up(0.7143) = 0.71
     // fee = 0.71 + 1.50 = 2.21; pay = 71.43 + 2.21 = 73.64
     expect(Quote.quoteGmd(500000n, "TRC20", R70, undefined, cfg)).toMatchObject({
-      base_usd: 7143n, service_fee_usd: 71n, fee: 221n, pay_amount: 7364n, markup_share_usd: 0n
+      base_usd: 7143n,
+      service_fee_usd: 71n,
+      fee: 221n,
+      pay_amount: 7364n,
+      markup_share_usd: 0n
     })
   })
   it("2. 50,000 GMD at 70: the service fee is capped at 2.00", () => {
     // base = ceil(714.285714) = 714.29; 1 % = 7.14 > 2.00 -> 2.00; fee 3.50; pay 717.79
     expect(Quote.quoteGmd(5000000n, "TRC20", R70, undefined, cfg)).toMatchObject({
-      base_usd: 71429n, service_fee_usd: 200n, fee: 350n, pay_amount: 71779n
+      base_usd: 71429n,
+      service_fee_usd: 200n,
+      fee: 350n,
+      pay_amount: 71779n
     })
   })
   it("3. 1,000 GMD at 70 on ARC: no network fee", () => {
     // base = ceil(14.285714) = 14.29; service = half_up(0.1429) = 0.14; pay = 14.43
-    expect(Quote.quoteGmd(100000n, "ARC", R70, undefined, cfg)).toMatchObject({ base_usd: 1429n, fee: 14n, pay_amount: 1443n })
+    expect(Quote.quoteGmd(100000n, "ARC", R70, undefined, cfg)).toMatchObject({
+      base_usd: 1429n,
+      fee: 14n,
+      pay_amount: 1443n
+    })
   })
   it("4. a half-cent tie rounds up: 875 GMD at 70 is exactly 12.50 USD", () => {
     // base = 12.50 exactly; 1 % = 0.125 -> half-up 0.13; TRC20 fee 1.63; pay 14.13
-    expect(Quote.quoteGmd(87500n, "TRC20", R70, undefined, cfg)).toMatchObject({ base_usd: 1250n, service_fee_usd: 13n, pay_amount: 1413n })
+    expect(Quote.quoteGmd(87500n, "TRC20", R70, undefined, cfg)).toMatchObject({
+      base_usd: 1250n,
+      service_fee_usd: 13n,
+      pay_amount: 1413n
+    })
   })
   it("5. a decimal rate: 2,000 GMD at 72.35", () => {
     // 2000 / 72.35 = 27.64340... -> ceil 27.65; 0.2765 -> 0.28; fee 1.78; pay 29.43
     expect(Quote.quoteGmd(200000n, "TRC20", dec("72.35"), undefined, cfg)).toMatchObject({
-      base_usd: 2765n, service_fee_usd: 28n, fee: 178n, pay_amount: 2943n
+      base_usd: 2765n,
+      service_fee_usd: 28n,
+      fee: 178n,
+      pay_amount: 2943n
     })
   })
   it("6. markups: fixed 1.00 and 2 % of base", () => {
@@ -51,7 +70,11 @@ describe("conversion quote, pay mode", () => {
   it("7. 100.00 USD at 70 on TRC20 -> 6,826 GMD with no remainder", () => {
     // G = 6826: base = ceil(97.514285) = 97.52, service 0.98, fee 2.48, pay = 100.00 <= 100.00
     // G = 6827: base = 97.53, service 0.98, pay = 100.01 > 100.00
-    expect(Quote.quotePay(10000n, "TRC20", R70, undefined, cfg)).toMatchObject({ gmd_amount: 682600n, fee: 248n, pay_amount: 10000n })
+    expect(Quote.quotePay(10000n, "TRC20", R70, undefined, cfg)).toMatchObject({
+      gmd_amount: 682600n,
+      fee: 248n,
+      pay_amount: 10000n
+    })
   })
   it("8. 25.00 USD at 70 -> 1,628 GMD; 0.01 USD remainder is not credited", () => {
     // G = 1628: base = ceil(23.257142) = 23.26, service 0.23, fee 1.73, price 24.99
@@ -63,7 +86,14 @@ describe("conversion quote, pay mode", () => {
 })
 
 describe("conversion creation rules", () => {
-  const ctx = { id: "c1", reference: "MP-20261121-090507-DEADBEEF", pay_address: "T-addr", now: T0, rate: R70, config: cfg }
+  const ctx = {
+    id: "c1",
+    reference: "MP-20261121-090507-DEADBEEF",
+    pay_address: "T-addr",
+    now: T0,
+    rate: R70,
+    config: cfg
+  }
   it("9. below the TRC20 minimum: the message states 25.00 USD", () => {
     // 1,000 GMD costs 15.93 USD on TRC20 (< 25.00)
     const e = mustFail(Conversion.create({ gmd_amount: 100000n }, ctx))
@@ -79,8 +109,13 @@ describe("conversion creation rules", () => {
   })
   it("11. markup above 10 % of base is refused; at the limit it is accepted", () => {
     // base 71.43 -> limit 7.143; 7.15 is over, 7.14 is not
-    expect(mustFail(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 715n } }, ctx)).param).toBe("markup_config")
-    expect(must(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 714n } }, ctx)).state.pay_amount).toBe(8078n)
+    expect(
+      mustFail(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 715n } }, ctx)).param
+    ).toBe("markup_config")
+    expect(
+      must(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 714n } }, ctx)).state
+        .pay_amount
+    ).toBe(8078n)
   })
   it("12. reference and a 10-minute window", () => {
     expect(Reference.conversionReference(T0, 0xdeadbeef)).toBe("MP-20261121-090507-DEADBEEF")
@@ -110,7 +145,13 @@ describe("conversion settlement", () => {
 })
 
 describe("stablecoin payment request", () => {
-  const ctx = { id: "pr1", link: "https://pay/pr1", now: T0, rate: R70, config: PaymentRequest.defaultPaymentRequestConfig }
+  const ctx = {
+    id: "pr1",
+    link: "https://pay/pr1",
+    now: T0,
+    rate: R70,
+    config: PaymentRequest.defaultPaymentRequestConfig
+  }
   it("16. 1,000 GMD at 70 asks 14.29 USD with a 0.14 fee", () => {
     // usd = half_up(14.285714) = 14.29; fee = half_up(0.1429) = 0.14
     const pr = must(PaymentRequest.create({ amount: 100000n, currency: "GMD" }, ctx)).state

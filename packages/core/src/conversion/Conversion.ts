@@ -1,14 +1,20 @@
-import * as Decimal from "../money/Decimal.ts"
 import * as Errors from "../Errors.ts"
-import { USD, GMD } from "../money/Currency.ts"
-import { format, type Butut, type Cents, type Micros } from "../money/Money.ts"
+import { GMD, USD } from "../money/Currency.ts"
+import * as Decimal from "../money/Decimal.ts"
+import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
 import { type Coin, type ConversionConfig, type Markup, type Network, type Quote, quoteGmd, quotePay } from "./Quote.ts"
 import * as Settlement from "./Settlement.ts"
 
 export type ConversionStatus = "pending" | "underpaid" | "paid" | "overpaid" | "expired"
-export const conversion_statuses: ReadonlyArray<ConversionStatus> = ["pending", "underpaid", "paid", "overpaid", "expired"]
+export const conversion_statuses: ReadonlyArray<ConversionStatus> = [
+  "pending",
+  "underpaid",
+  "paid",
+  "overpaid",
+  "expired"
+]
 
 export type Destination = "service_balance" | "mobile_money"
 export type WalletNetwork = "wave" | "afrimoney"
@@ -40,11 +46,29 @@ export interface ChainTransfer extends TransferId {
 /** A timeline entry of the conversion, shown as `events` on lookup (decisions §3). */
 export type TimelineEntry =
   | { readonly type: "created"; readonly at: number }
-  | { readonly type: "transfer"; readonly at: number; readonly tx_hash: string; readonly log_index: number; readonly amount: Micros }
+  | {
+      readonly type: "transfer"
+      readonly at: number
+      readonly tx_hash: string
+      readonly log_index: number
+      readonly amount: Micros
+    }
   | { readonly type: "credit"; readonly at: number; readonly gmd: Butut; readonly markup_usd: Cents }
   | { readonly type: "status"; readonly at: number; readonly from: ConversionStatus; readonly to: ConversionStatus }
-  | { readonly type: "payout"; readonly at: number; readonly gmd: Butut; readonly outcome: "succeeded" | "failed"; readonly detail?: string }
-  | { readonly type: "late_funds"; readonly at: number; readonly tx_hash: string; readonly log_index: number; readonly amount: Micros }
+  | {
+      readonly type: "payout"
+      readonly at: number
+      readonly gmd: Butut
+      readonly outcome: "succeeded" | "failed"
+      readonly detail?: string
+    }
+  | {
+      readonly type: "late_funds"
+      readonly at: number
+      readonly tx_hash: string
+      readonly log_index: number
+      readonly amount: Micros
+    }
   | { readonly type: "expired"; readonly at: number }
 
 export interface Conversion {
@@ -98,7 +122,10 @@ export interface CreateContext {
   readonly config: ConversionConfig
 }
 
-export type ConversionEvent = { readonly type: "ramp.underpaid" | "ramp.paid" | "ramp.overpaid"; readonly conversion: Conversion }
+export type ConversionEvent = {
+  readonly type: "ramp.underpaid" | "ramp.paid" | "ramp.overpaid"
+  readonly conversion: Conversion
+}
 
 /** Ledger work the engine must book after a step. */
 export type ConversionEffect =
@@ -110,7 +137,10 @@ export const resolveRequest = (
   input: CreateConversion
 ): Errors.DomainError | { network: Network; pay_currency: Coin; destination: Destination } => {
   if ((input.gmd_amount === undefined) === (input.pay_amount === undefined)) {
-    return Errors.validation("Send exactly one of gmd_amount or pay_amount.", input.gmd_amount === undefined ? "gmd_amount" : "pay_amount")
+    return Errors.validation(
+      "Send exactly one of gmd_amount or pay_amount.",
+      input.gmd_amount === undefined ? "gmd_amount" : "pay_amount"
+    )
   }
   const network = input.network ?? "TRC20"
   const pay_currency = input.pay_currency ?? (network === "ARC" ? "USDC" : "USDT")
@@ -139,7 +169,10 @@ export const payoutMethodProblem = (method: PayoutMethod): Errors.DomainError | 
     return Errors.validation("payout_method.account_number must be exactly 7 digits.", "payout_method.account_number")
   }
   if (method.account_name.trim().length < 3) {
-    return Errors.validation("payout_method.account_name must have at least 3 characters.", "payout_method.account_name")
+    return Errors.validation(
+      "payout_method.account_name must have at least 3 characters.",
+      "payout_method.account_name"
+    )
   }
   return undefined
 }
@@ -177,7 +210,10 @@ export const checkQuote = (
 }
 
 /** Creation: quote, check, lock the rate and open the 10-minute window. No event is sent. */
-export const create = (input: CreateConversion, ctx: CreateContext): Step<Conversion, ConversionEvent, ConversionEffect> => {
+export const create = (
+  input: CreateConversion,
+  ctx: CreateContext
+): Step<Conversion, ConversionEvent, ConversionEffect> => {
   if (ctx.rate.units <= 0n) return fail(Errors.validation("The exchange rate must be positive.", "rate"))
   const resolved = resolveRequest(input)
   if (resolved instanceof Errors.DomainError) return fail(resolved)
@@ -284,7 +320,13 @@ const lateFunds = (state: Conversion, transfer: ChainTransfer, now: number): Con
     timeline.push({ type: "status", at: now, from: state.status, to: "expired" }, { type: "expired", at: now })
     status = "expired"
   }
-  timeline.push({ type: "late_funds", at: now, tx_hash: transfer.tx_hash, log_index: transfer.log_index, amount: transfer.amount })
+  timeline.push({
+    type: "late_funds",
+    at: now,
+    tx_hash: transfer.tx_hash,
+    log_index: transfer.log_index,
+    amount: transfer.amount
+  })
   return { ...state, status, timeline }
 }
 
@@ -299,7 +341,11 @@ export const expire = (state: Conversion, now: number): Step<Conversion, Convers
   return ok({
     ...state,
     status: "expired",
-    timeline: [...state.timeline, { type: "status", at: now, from: state.status, to: "expired" }, { type: "expired", at: now }]
+    timeline: [
+      ...state.timeline,
+      { type: "status", at: now, from: state.status, to: "expired" },
+      { type: "expired", at: now }
+    ]
   })
 }
 
@@ -323,7 +369,12 @@ export const recordPayout = (
 export type ConversionCommand =
   | { readonly type: "apply_transfer"; readonly transfer: ChainTransfer }
   | { readonly type: "expire" }
-  | { readonly type: "record_payout"; readonly gmd: Butut; readonly outcome: "succeeded" | "failed"; readonly detail?: string }
+  | {
+      readonly type: "record_payout"
+      readonly gmd: Butut
+      readonly outcome: "succeeded" | "failed"
+      readonly detail?: string
+    }
 
 /** The machine as one function: `(state, command, now) -> Result<{state, events, effects}, DomainError>`. */
 export const transition = (

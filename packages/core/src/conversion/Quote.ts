@@ -114,11 +114,10 @@ export const quotePay = (
   markup: Markup | undefined,
   config: ConversionConfig
 ): Quote => {
-  const priceOf = (dalasi: bigint) => quoteGmd(dalasi * BUTUT_PER_DALASI, network, rate, markup, config).pay_amount
+  const priceOf = pricer(network, rate, markup, config)
   const fits = (dalasi: bigint) => dalasi >= 0n && priceOf(dalasi) <= pay
   let g = estimateDalasi(pay, network, rate, markup, config)
-  if (!fits(0n)) g = 0n
-  else if (fits(g)) {
+  if (fits(g)) {
     // gallop up until it stops fitting, then bisect between the last fit and the miss
     let step = 1n
     while (fits(g + step)) {
@@ -126,8 +125,10 @@ export const quotePay = (
       step *= 2n
     }
     g = largestFit(g, g + step, fits)
+  } else if (!fits(0n)) {
+    g = 0n
   } else {
-    // gallop down until something fits (0 always does), then bisect
+    // gallop down until something fits (0 does), then bisect
     let step = 1n
     let miss = g
     let below = g - step < 0n ? 0n : g - step
@@ -139,7 +140,41 @@ export const quotePay = (
     g = largestFit(below, miss, fits)
   }
   const quote = quoteGmd(g * BUTUT_PER_DALASI, network, rate, markup, config)
-  return { ...quote, pay_amount: pay }
+  return {
+    gmd_amount: quote.gmd_amount,
+    base_usd: quote.base_usd,
+    service_fee_usd: quote.service_fee_usd,
+    network_fee_usd: quote.network_fee_usd,
+    fee: quote.fee,
+    markup_share_usd: quote.markup_share_usd,
+    pay_amount: pay
+  }
+}
+
+/**
+ * `dalasi -> quoteGmd(dalasi).pay_amount` with the constants hoisted and no
+ * allocation: the same formula as `quoteGmd` (a property test checks they agree),
+ * used by the pay-mode search, which probes a few prices per quote.
+ */
+export const pricer = (
+  network: Network,
+  rate: Decimal.Decimal,
+  markup: Markup | undefined,
+  config: ConversionConfig
+): ((dalasi: bigint) => Cents) => {
+  const bututScale = BUTUT_PER_DALASI * pow10(rate.scale)
+  const feeUnits = config.fee_percent.units
+  const feeDen = 100n * pow10(config.fee_percent.scale)
+  const cap = config.fee_cap_usd
+  const fixed = config.network_fee_usd[network] + (markup?.type === "fixed" ? markup.value : 0n)
+  const markupUnits = markup?.type === "percentage" ? markup.value.units : 0n
+  const markupDen = markup?.type === "percentage" ? 100n * pow10(markup.value.scale) : 1n
+  return (dalasi) => {
+    const base = ceilDiv(dalasi * bututScale, rate.units)
+    const uncapped = halfUpDiv(base * feeUnits, feeDen)
+    const markupShare = markupUnits === 0n ? 0n : halfUpDiv(base * markupUnits, markupDen)
+    return base + (uncapped < cap ? uncapped : cap) + fixed + markupShare
+  }
 }
 
 /** Largest `x` in `[fit, miss)` with `fits(x)`, given `fits(fit)` and `!fits(miss)`. */
@@ -156,7 +191,9 @@ const largestFit = (fit: bigint, miss: bigint, fits: (x: bigint) => boolean): bi
 
 /**
  * A starting point for the search: the dalasi whose price, ignoring rounding,
- * equals `pay`. Only a guess; `quotePay` verifies and corrects it exactly.
+ * equals `pay`, in one exact division (`G = (pay - fixed) * R / (1 + p + m)`, or
+ * with the capped fee when the cap binds). Only a guess, usually exact or one
+ * below; `quotePay` verifies and corrects it.
  */
 const estimateDalasi = (
   pay: Cents,
@@ -170,10 +207,13 @@ const estimateDalasi = (
   const p = config.fee_percent.units * pow10(scale - config.fee_percent.scale)
   const m = markup?.type === "percentage" ? markup.value.units * pow10(scale - markup.value.scale) : 0n
   const fixed = config.network_fee_usd[network] + (markup?.type === "fixed" ? markup.value : 0n)
-  let base = floorDiv((pay - fixed) * hundred, hundred + p + m)
-  if (percentOf(base, config.fee_percent) >= config.fee_cap_usd) {
-    base = floorDiv((pay - fixed - config.fee_cap_usd) * hundred, hundred + m)
+  const toDalasi = pow10(rate.scale) * BUTUT_PER_DALASI
+  // uncapped: base * (1 + p + m) = pay - fixed
+  let dalasi = floorDiv((pay - fixed) * hundred * rate.units, (hundred + p + m) * toDalasi)
+  const base = floorDiv((pay - fixed) * hundred, hundred + p + m)
+  if (base * p >= config.fee_cap_usd * hundred) {
+    // the cap binds: base * (1 + m) = pay - fixed - C
+    dalasi = floorDiv((pay - fixed - config.fee_cap_usd) * hundred * rate.units, (hundred + m) * toDalasi)
   }
-  const dalasi = floorDiv(base * rate.units, pow10(rate.scale) * BUTUT_PER_DALASI)
   return dalasi < 0n ? 0n : dalasi
 }

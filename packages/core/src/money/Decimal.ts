@@ -61,8 +61,7 @@ export const normalize = (d: Decimal): Decimal => {
  * the `*_max` limits). `String(n)` is the shortest literal that reads back as `n`,
  * so it is the literal the sender wrote, up to trailing zeros and exponent form.
  */
-export const fromNumber = (n: number): Decimal | undefined =>
-  Number.isFinite(n) ? parse(String(n)) : undefined
+export const fromNumber = (n: number): Decimal | undefined => (Number.isFinite(n) ? parse(String(n)) : undefined)
 
 /** Units of `d` at `scale`, rounded with the named mode when digits must go. */
 export const toScale = (d: Decimal, scale: number, mode: Rounding): bigint =>

@@ -1,5 +1,5 @@
-import * as Decimal from "./Decimal.ts"
 import type { Currency } from "./Currency.ts"
+import * as Decimal from "./Decimal.ts"
 import { pow10 } from "./Rounding.ts"
 
 /**

@@ -1,11 +1,11 @@
-import * as Decimal from "../money/Decimal.ts"
+import { type TransferId, transferKey } from "../conversion/Conversion.ts"
+import { type Coin, type Network, percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
 import { GMD, USD } from "../money/Currency.ts"
-import { format, type Butut, type Cents, type Micros } from "../money/Money.ts"
+import * as Decimal from "../money/Decimal.ts"
+import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { halfUpDiv, pow10 } from "../money/Rounding.ts"
 import { fail, ok, type Step } from "../Transition.ts"
-import { type Coin, type Network, percentOf } from "../conversion/Quote.ts"
-import { transferKey, type TransferId } from "../conversion/Conversion.ts"
 
 /** `expired` extends the spec's list (decisions §4). */
 export type PaymentRequestStatus = "pending" | "partially_paid" | "completed" | "expired"
@@ -215,11 +215,18 @@ export const receivePayment = (
   const amount = state.amount + payment.amount
   const status: PaymentRequestStatus = amount >= state.usd_amount * MICROS_PER_CENT ? "completed" : "partially_paid"
   const next: PaymentRequest = { ...state, status, amount, updated_at: now, payments: [...state.payments, received] }
-  return ok(next, [{ type: "charge.succeeded", request: next, payment: received }], [{ type: "received", payment: received }])
+  return ok(
+    next,
+    [{ type: "charge.succeeded", request: next, payment: received }],
+    [{ type: "received", payment: received }]
+  )
 }
 
 /** `expires_at` passed before completion: pending or partially_paid becomes expired. No event. */
-export const expire = (state: PaymentRequest, now: number): Step<PaymentRequest, PaymentRequestEvent, PaymentRequestEffect> => {
+export const expire = (
+  state: PaymentRequest,
+  now: number
+): Step<PaymentRequest, PaymentRequestEvent, PaymentRequestEffect> => {
   if (state.status === "completed" || state.status === "expired") {
     return fail(Errors.invalidState(`A ${state.status} payment request does not expire.`))
   }
@@ -229,7 +236,9 @@ export const expire = (state: PaymentRequest, now: number): Step<PaymentRequest,
   return ok({ ...state, status: "expired", updated_at: now })
 }
 
-export type PaymentRequestCommand = { readonly type: "receive_payment"; readonly payment: IncomingPayment } | { readonly type: "expire" }
+export type PaymentRequestCommand =
+  | { readonly type: "receive_payment"; readonly payment: IncomingPayment }
+  | { readonly type: "expire" }
 
 export const transition = (
   state: PaymentRequest,
