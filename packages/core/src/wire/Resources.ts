@@ -1,5 +1,10 @@
 import { Schema } from "effect"
+import { conversion_statuses } from "../conversion/Conversion.ts"
 import { error_codes } from "../Errors.ts"
+import { invoice_statuses } from "../invoice/Invoice.ts"
+import { payment_intent_statuses } from "../payment-intent/PaymentIntent.ts"
+import { payment_link_statuses } from "../payment-link/PaymentLink.ts"
+import { payment_request_statuses } from "../payment-request/PaymentRequest.ts"
 
 /**
  * The JSON shape of every resource the API returns, exactly as the spec lists it
@@ -28,14 +33,9 @@ export const ChainNetwork = Schema.Literals(["TRC20", "ARC"])
 
 // ---------------------------------------------------------------- payment intent
 
-export const PaymentIntentStatus = Schema.Literals([
-  "initialized",
-  "requires_payment_method",
-  "processing",
-  "successful",
-  "failed",
-  "cancelled"
-]).annotate({ description: "requires_payment_method on creation; successful, failed and cancelled are final" })
+export const PaymentIntentStatus = Schema.Literals(payment_intent_statuses).annotate({
+  description: "requires_payment_method on creation; successful, failed and cancelled are final"
+})
 
 /** Response of POST /v1/payments (201), GET /v1/payments/{id}, cancel. */
 export const PaymentIntent = Schema.Struct({
@@ -55,7 +55,7 @@ export const PaymentIntent = Schema.Struct({
 /** Response of POST /v1/minting/intents and GET /v1/minting/intents/{id}. */
 export const PaymentRequest = Schema.Struct({
   id: Uuid("Payment request ID"),
-  status: Schema.Literals(["pending", "partially_paid", "completed", "expired"]),
+  status: Schema.Literals(payment_request_statuses),
   amount: Amount(
     "Total paid so far in USD (up to 6 decimal places), accumulating across transfers; not the amount asked for"
   ),
@@ -125,7 +125,7 @@ export const ConversionEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("expired"), at })
 ]).annotate({ identifier: "ConversionEvent", description: "A timeline entry {type, at, ...}" })
 
-export const ConversionStatus = Schema.Literals(["pending", "underpaid", "paid", "overpaid", "expired"])
+export const ConversionStatus = Schema.Literals(conversion_statuses)
 
 /** Response of POST /v1/minting/offramp and GET /v1/minting/ramps/{id}; also the ramp.* webhook payload. */
 export const Conversion = Schema.Struct({
@@ -160,7 +160,7 @@ export const PaymentLink = Schema.Struct({
   title: Schema.NullOr(Text("Title")).annotate({ description: "null when none was given" }),
   description: Schema.NullOr(Text("Description")).annotate({ description: "null when none was given" }),
   metadata: JsonObject("The caller's metadata, untouched ({} when none)"),
-  status: Schema.Literals(["active", "inactive"]),
+  status: Schema.Literals(payment_link_statuses),
   createdAt: DateTime("Creation time")
 }).annotate({ identifier: "PaymentLink", description: "A reusable payment link" })
 
@@ -178,7 +178,7 @@ export const InvoiceDiscount = Schema.Struct({
   amount: Amount("A fixed amount, or a percentage in (0, 100]")
 }).annotate({ identifier: "Discount", description: "An invoice discount" })
 
-export const InvoiceStatus = Schema.Literals(["draft", "not-paid", "paid", "overdue"])
+export const InvoiceStatus = Schema.Literals(invoice_statuses)
 
 const optionalText = (description: string) => Schema.optionalKey(Text(description))
 
