@@ -1,0 +1,98 @@
+import { type Decimal, Quote } from "@xaalis/core"
+import { Context, Effect, Layer, Queue, Stream } from "effect"
+import { Chain, type ConfirmedTransfer } from "../../ports/Chain.ts"
+import { Ids } from "../../ports/Ids.ts"
+import { PayoutFailed, Payouts } from "../../ports/Payouts.ts"
+import { Processor } from "../../ports/Processor.ts"
+import { Rates } from "../../ports/Rates.ts"
+
+/**
+ * The sandbox's simulated world: a rate you set, chains whose transfers you push,
+ * a processor whose links are local pages, and a payout rail you can make fail.
+ * One `SandboxControl` drives the four simulated ports.
+ */
+export class SandboxControl extends Context.Service<
+  SandboxControl,
+  {
+    /** Sets the USD->GMD rate observed from now on (as of the given time). */
+    readonly setRate: (rate: Decimal.Decimal, as_of: number) => Effect.Effect<void>
+    /** The next `count` payouts fail (0 clears). */
+    readonly failNextPayouts: (count: number) => Effect.Effect<void>
+    /** Payouts sent so far (successful ones). */
+    readonly payouts: Effect.Effect<
+      ReadonlyArray<{ readonly reference: string; readonly amount: bigint; readonly account_number: string }>
+    >
+    /** Publishes a transfer on the simulated chain feed. */
+    readonly pushTransfer: (transfer: ConfirmedTransfer) => Effect.Effect<void>
+  }
+>()("@xaalis/engine/adapters/sandbox/SandboxControl") {}
+
+export interface SandboxOptions {
+  readonly rate: Decimal.Decimal
+  /** When the initial rate was observed (epoch ms); defaults to "always fresh" (far future). */
+  readonly rate_as_of?: number
+  readonly base_url?: string
+}
+
+/** All four simulated ports plus their control, from one shared state. */
+export const layer = (
+  options: SandboxOptions
+): Layer.Layer<Rates | Chain | Processor | Payouts | SandboxControl, never, Ids> =>
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const ids = yield* Ids
+      const base = options.base_url ?? "http://127.0.0.1:3000"
+      let rate = { rate: options.rate, as_of: options.rate_as_of ?? Number.MAX_SAFE_INTEGER }
+      let failNext = 0
+      const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
+      const feed = yield* Queue.unbounded<ConfirmedTransfer>()
+
+      const rates = Rates.of({ current: Effect.sync(() => rate) })
+      const chain = Chain.of({
+        issueAddress: ({ network, coin }) =>
+          Effect.map(ids.bytes(20), (b) => {
+            const hex = Buffer.from(b).toString("hex")
+            return network === "TRC20" ? `T${coin === "USDT" ? "t" : "c"}${hex.slice(0, 32)}` : `0x${hex}`
+          }),
+        confirmed: Stream.fromQueue(feed)
+      })
+      const processor = Processor.of({
+        open: ({ payment_intent_id }) => Effect.succeed({ payment_link: `${base}/pay/${payment_intent_id}` })
+      })
+      const payouts = Payouts.of({
+        send: (input) =>
+          Effect.suspend(() => {
+            if (failNext > 0) {
+              failNext -= 1
+              return Effect.fail(
+                new PayoutFailed({ message: `sandbox: ${input.network} payout to ${input.account_number} failed` })
+              )
+            }
+            const reference = `PO-${input.idempotency_key}`
+            if (!sent.some((s) => s.reference === reference)) {
+              sent.push({ reference, amount: input.amount, account_number: input.account_number })
+            }
+            return Effect.succeed({ reference })
+          })
+      })
+      const control = SandboxControl.of({
+        setRate: (r, as_of) =>
+          Effect.sync(() => {
+            rate = { rate: r, as_of }
+          }),
+        failNextPayouts: (count) =>
+          Effect.sync(() => {
+            failNext = count
+          }),
+        payouts: Effect.sync(() => [...sent]),
+        pushTransfer: (t) => Queue.offer(feed, t).pipe(Effect.asVoid)
+      })
+      return Context.make(Rates, rates)
+        .pipe(Context.add(Chain, chain))
+        .pipe(Context.add(Processor, processor))
+        .pipe(Context.add(Payouts, payouts))
+        .pipe(Context.add(SandboxControl, control))
+    })
+  )
+
+export const networks = Quote.networks

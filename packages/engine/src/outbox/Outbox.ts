@@ -1,0 +1,83 @@
+import { Effect } from "effect"
+import type { Doc, DuplicateKey, Mode, StoreError, Tx } from "../ports/Store.ts"
+
+/** Event names of the spec's event table. */
+export type EventName =
+  | "payment_intent.created"
+  | "payment_intent.cancelled"
+  | "charge.succeeded"
+  | "charge.failed"
+  | "transfer.succeeded"
+  | "ramp.underpaid"
+  | "ramp.paid"
+  | "ramp.overpaid"
+  | "paymentrequest.success"
+  | "invoice.overdue"
+
+/**
+ * One outbox row: one event for one target URL. Several targets of one event
+ * share `event_id` (the `webhook-id`, stable across retries) and `body`.
+ * The row's `due_at` is the time of the next attempt; null once delivered or failed.
+ */
+export interface OutboxRow {
+  readonly event_id: string
+  readonly event: EventName
+  readonly url: string
+  readonly target: "callback_url" | "webhook_url"
+  /** `{event, payload}` serialised once, when the state change was committed. */
+  readonly body: string
+  readonly status: "pending" | "delivered" | "failed"
+  readonly attempts: number
+  readonly first_attempt_due: number
+  readonly last_error: string | null
+  readonly delivered_at: number | null
+}
+
+/** Writes an event to the outbox inside the caller's unit of work: one row per distinct target URL. */
+export const enqueue = (
+  tx: Tx,
+  input: {
+    readonly ids: ReadonlyArray<string>
+    readonly event_id: string
+    readonly business_id: string
+    readonly mode: Mode
+    readonly event: EventName
+    readonly payload: unknown
+    readonly targets: ReadonlyArray<{ readonly url: string; readonly target: OutboxRow["target"] }>
+    readonly now: number
+  }
+): Effect.Effect<void, StoreError | DuplicateKey> => {
+  const body = JSON.stringify({ event: input.event, payload: input.payload })
+  const seen = new Set<string>()
+  const targets = input.targets.filter((t) => !seen.has(t.url) && seen.add(t.url))
+  return Effect.forEach(
+    targets,
+    (t, i) => {
+      const row: OutboxRow = {
+        event_id: input.event_id,
+        event: input.event,
+        url: t.url,
+        target: t.target,
+        body,
+        status: "pending",
+        attempts: 0,
+        first_attempt_due: input.now,
+        last_error: null,
+        delivered_at: null
+      }
+      const doc: Doc<OutboxRow> = {
+        kind: "outbox",
+        id: input.ids[i] ?? `${input.event_id}:${i}`,
+        business_id: input.business_id,
+        mode: input.mode,
+        created_at: input.now,
+        version: 1,
+        due_at: input.now,
+        keys: [],
+        data: row
+      }
+      return tx.insert(doc)
+    },
+    { discard: true }
+  )
+}

@@ -1,0 +1,130 @@
+import { Context, Data, type Effect } from "effect"
+
+/** Test and live objects never see each other. */
+export type Mode = "test" | "live"
+
+/** The collections of the store. */
+export type Kind =
+  | "business"
+  | "api_key"
+  | "payment_intent"
+  | "payment_link"
+  | "conversion"
+  | "payment_request"
+  | "invoice"
+  | "outbox"
+  | "idempotency"
+  | "late_funds"
+  | "transfer"
+  | "counter"
+  | "payout"
+
+/**
+ * One stored object. The store understands only the envelope; `data` is the
+ * domain record, opaque to it (durable adapters serialise it with `Codec`).
+ */
+export interface Doc<D = unknown> {
+  readonly kind: Kind
+  readonly id: string
+  /** Owner, for scoping; null for system rows. */
+  readonly business_id: string | null
+  readonly mode: Mode | null
+  readonly created_at: number
+  /** 1 on insert, +1 on each update; updates name the version they replace. */
+  readonly version: number
+  /** When the scheduler must look at this row (expiry, overdue, retry), or null. */
+  readonly due_at: number | null
+  /** Secondary keys, unique within the kind (deposit address, key hash, transfer id…). */
+  readonly keys: ReadonlyArray<string>
+  readonly data: D
+}
+
+/** A line of the double-entry ledger. Amounts are signed minor units; a transaction sums to 0 per currency. */
+export interface LedgerEntry {
+  readonly id: string
+  readonly transaction_id: string
+  readonly business_id: string
+  readonly mode: Mode
+  readonly account: string
+  /** `GMD` (butut) or `USD` (micro-dollars: on-chain precision). */
+  readonly currency: "GMD" | "USD"
+  readonly amount: bigint
+  readonly created_at: number
+  /** What caused it: `conversion/<id>`, `payment_intent/<id>`, … */
+  readonly cause: string
+}
+
+export interface Page {
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface Scope {
+  readonly business_id: string
+  readonly mode: Mode
+}
+
+/** Infrastructure failure of the store (connection lost, disk full…). Retryable. */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** Another transaction updated the row first; the unit of work is retried from scratch. */
+export class VersionConflict extends Data.TaggedError("VersionConflict")<{
+  readonly kind: Kind
+  readonly id: string
+}> {}
+
+/** An insert reused an id or a unique key. */
+export class DuplicateKey extends Data.TaggedError("DuplicateKey")<{ readonly kind: Kind; readonly key: string }> {}
+
+/** What a unit of work can do. Everything done through one `Tx` commits together or not at all. */
+export interface Tx {
+  readonly get: (kind: Kind, id: string) => Effect.Effect<Doc | undefined, StoreError>
+  readonly getByKey: (kind: Kind, key: string) => Effect.Effect<Doc | undefined, StoreError>
+  readonly insert: (doc: Doc) => Effect.Effect<void, StoreError | DuplicateKey>
+  /** Replaces the row whose version is `doc.version - 1`; otherwise `VersionConflict`. */
+  readonly update: (doc: Doc) => Effect.Effect<void, StoreError | VersionConflict | DuplicateKey>
+  /** Newest first (created_at, then id), with the total count of the scope. */
+  readonly list: (
+    kind: Kind,
+    scope: Scope,
+    page: Page
+  ) => Effect.Effect<{ readonly docs: ReadonlyArray<Doc>; readonly total: number }, StoreError>
+  /** Rows of `kind` with `due_at <= now`, oldest due first, at most `limit`. */
+  readonly due: (kind: Kind, now: number, limit: number) => Effect.Effect<ReadonlyArray<Doc>, StoreError>
+  /** Appends ledger lines; the adapter refuses a set that does not balance per transaction and currency. */
+  readonly post: (entries: ReadonlyArray<LedgerEntry>) => Effect.Effect<void, StoreError>
+  /** Sum of entries per account and currency for a scope. */
+  readonly balances: (
+    scope: Scope
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly account: string; readonly currency: "GMD" | "USD"; readonly amount: bigint }>,
+    StoreError
+  >
+}
+
+/**
+ * The Store port. `transact` runs a unit of work atomically and isolated from
+ * concurrent ones: no lost update (versions or locks), all-or-nothing commit.
+ * On `VersionConflict` the caller may simply run the same unit again.
+ */
+export class Store extends Context.Service<
+  Store,
+  {
+    readonly transact: <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+    /** Every ledger line of every scope, for invariant checks (test and audit use). */
+    readonly ledger: Effect.Effect<ReadonlyArray<LedgerEntry>, StoreError>
+  }
+>()("@xaalis/engine/ports/Store") {}
+
+/** The ledger invariant: every transaction sums to zero in every currency. */
+export const unbalanced = (entries: ReadonlyArray<LedgerEntry>): ReadonlyArray<string> => {
+  const sums = new Map<string, bigint>()
+  for (const e of entries) {
+    const k = `${e.transaction_id}/${e.currency}`
+    sums.set(k, (sums.get(k) ?? 0n) + e.amount)
+  }
+  return [...sums].filter(([, s]) => s !== 0n).map(([k]) => k)
+}

@@ -1,0 +1,82 @@
+import { DomainError } from "@xaalis/core"
+import { Clock, Effect } from "effect"
+import type { Doc, Kind, Mode, Scope, Tx } from "../ports/Store.ts"
+import { Store, StoreError, VersionConflict } from "../ports/Store.ts"
+
+export type { Scope }
+
+/** The caller of a use case: a business acting in one mode (from its API key). */
+export interface Caller extends Scope {
+  readonly account_id: string
+}
+
+export const now = Clock.currentTimeMillis
+
+export const permissionDenied = (what: string) =>
+  new DomainError({ code: "permission_denied", message: `${what} requires a live secret key (sk_live_…).` })
+
+export const notFound = (what: string, id: string) =>
+  new DomainError({ code: "not_found", message: `No ${what} with id ${id}.` })
+
+/** Live-only operations (decisions §7: all of `/v1/minting/*`). */
+export const requireLive = (caller: Scope, what: string): Effect.Effect<void, DomainError> =>
+  caller.mode === "live" ? Effect.void : Effect.fail(permissionDenied(what))
+
+const conflict_retries_max = 8
+
+/**
+ * Runs `work` as one unit of work, retried from scratch when another unit
+ * updated the same row first (optimistic concurrency). A conflict that survives
+ * the retries is reported as a (retryable) store failure.
+ */
+export const unitOfWork = <A, E, R>(
+  work: (tx: Tx) => Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R | Store> =>
+  Effect.gen(function* () {
+    const store = yield* Store
+    return yield* store.transact(work)
+  }).pipe(
+    Effect.retry({ while: (e) => e instanceof VersionConflict, times: conflict_retries_max }),
+    Effect.mapError((e: unknown) =>
+      e instanceof VersionConflict ? new StoreError({ message: `too many concurrent updates of ${e.kind} ${e.id}` }) : e
+    )
+  ) as Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R | Store>
+
+export const newDoc = <D>(input: {
+  readonly kind: Kind
+  readonly id: string
+  readonly scope: Scope | null
+  readonly now: number
+  readonly data: D
+  readonly due_at?: number | null
+  readonly keys?: ReadonlyArray<string>
+}): Doc<D> => ({
+  kind: input.kind,
+  id: input.id,
+  business_id: input.scope?.business_id ?? null,
+  mode: (input.scope?.mode ?? null) as Mode | null,
+  created_at: input.now,
+  version: 1,
+  due_at: input.due_at ?? null,
+  keys: input.keys ?? [],
+  data: input.data
+})
+
+/** The next version of a stored row with new data. */
+export const revise = <D>(doc: Doc, data: D, due_at: number | null = doc.due_at): Doc<D> => ({
+  ...doc,
+  version: doc.version + 1,
+  due_at,
+  data
+})
+
+/** Loads a row of the caller's scope; another business's or mode's row is `not_found`. */
+export const getScoped = <D>(tx: Tx, kind: Kind, scope: Scope, id: string, what: string) =>
+  Effect.flatMap(tx.get(kind, id), (doc) =>
+    doc === undefined || doc.business_id !== scope.business_id || doc.mode !== scope.mode
+      ? Effect.fail(notFound(what, id))
+      : Effect.succeed(doc as Doc<D>)
+  )
+
+/** Lifts a core `Step` result into an Effect. */
+export const fromStep = Effect.fromResult

@@ -1,0 +1,113 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Balance, Conversions, Sandbox, Store, Transfers, unbalanced } from "@xaalis/engine"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { business, testLayer } from "./setup.ts"
+
+const transfer = (to_address: string, amount: bigint, tx_hash: string, log_index = 0) => ({
+  network: "TRC20" as const,
+  coin: "USDT" as const,
+  to_address,
+  amount,
+  tx_hash,
+  log_index
+})
+
+const ledgerBalanced = Effect.gen(function* () {
+  const store = yield* Store
+  const entries = yield* store.ledger
+  assert.deepStrictEqual(unbalanced(entries), [])
+  return entries
+})
+
+describe("conversions through the engine", () => {
+  it.effect("create, two partial transfers credit the ledger proportionally, events go to the outbox", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business("https://merchant.example/hooks")
+      const c = yield* Conversions.createConversion(live, {
+        gmd_amount: 500000n,
+        callback_url: "https://merchant.example/cb"
+      })
+      assert.strictEqual(c.status, "pending")
+      assert.strictEqual(c.pay_amount, 73.64)
+      assert.match(c.reference, /^MP-\d{8}-\d{6}-[0-9A-F]{8}$/)
+      const first = yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0xa"))
+      assert.deepStrictEqual(first, { tx_hash: "0xa", matched: { object: "conversion", id: c.id }, applied: true })
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 2500)
+      const again = yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0xa"))
+      assert.strictEqual(again.applied, false)
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 2500)
+      yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0xb"))
+      const read = yield* Conversions.getConversion(live, c.id)
+      assert.strictEqual(read.status, "paid")
+      assert.strictEqual(read.actually_paid, 73.64)
+      assert.deepStrictEqual(
+        read.events?.map((e) => e.type),
+        ["created", "transfer", "credit", "status", "transfer", "credit", "status"]
+      )
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 5000)
+      yield* ledgerBalanced
+      // two events x two targets (callback_url and the business webhook)
+      const outbox = yield* Effect.flatMap(Store, (s) =>
+        s.transact((tx) => tx.list("outbox", live, { limit: 100, offset: 0 }))
+      )
+      assert.strictEqual(outbox.total, 4)
+      const bodies = outbox.docs.map((d) => JSON.parse((d.data as { body: string }).body).event).sort()
+      assert.deepStrictEqual(bodies, ["ramp.paid", "ramp.paid", "ramp.underpaid", "ramp.underpaid"])
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("test keys are refused; another business's conversion is not found", () =>
+    Effect.gen(function* () {
+      const a = yield* business()
+      const b = yield* business()
+      const err = yield* Effect.flip(Conversions.createConversion(a.test, { gmd_amount: 500000n }))
+      assert.strictEqual(err.code, "permission_denied")
+      const c = yield* Conversions.createConversion(a.live, { gmd_amount: 500000n })
+      const nf = yield* Effect.flip(Conversions.getConversion(b.live, c.id))
+      assert.strictEqual(nf.code, "not_found")
+      const bad = yield* Effect.flip(Conversions.createConversion(a.live, { gmd_amount: 100000n }))
+      assert.strictEqual(bad.code, "validation_error")
+      assert.strictEqual((yield* Conversions.listConversions(a.live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("expiry after 10 minutes sends no event; a later transfer is late funds, not credited", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      yield* TestClock.adjust("9 minutes")
+      assert.strictEqual(yield* Conversions.expireDueConversions(), 0)
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* Conversions.expireDueConversions(), 1)
+      assert.strictEqual((yield* Conversions.getConversion(live, c.id)).status, "expired")
+      const late = yield* Transfers.applyChainTransfer(transfer(c.pay_address, 73_640_000n, "0xlate"))
+      assert.deepStrictEqual(late.applied, false)
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
+      assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 0)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("mobile money: each credit is paid out; a failed payout leaves the dalasi in the balance", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const control = yield* Sandbox.SandboxControl
+      const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
+      const c = yield* Conversions.createConversion(live, {
+        gmd_amount: 500000n,
+        destination: "mobile_money",
+        payout_method: wallet
+      })
+      yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0x1"))
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
+      yield* control.failNextPayouts(1)
+      yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0x2"))
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 2500)
+      const read = yield* Conversions.getConversion(live, c.id)
+      const payouts = read.events?.filter((e) => e.type === "payout").map((e) => (e as { outcome: string }).outcome)
+      assert.deepStrictEqual(payouts, ["succeeded", "failed"])
+      assert.strictEqual((yield* control.payouts).length, 1)
+      yield* ledgerBalanced
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
