@@ -1,0 +1,4 @@
+import { MemoryStore } from "@xaalis/engine"
+import { runsFromEnv, storeConformance } from "../src/index.ts"
+
+storeConformance("memory", () => MemoryStore.layer, { runs: runsFromEnv(50) })
