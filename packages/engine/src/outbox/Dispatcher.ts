@@ -1,0 +1,228 @@
+import { type DomainError, Errors } from "@xaalis/core"
+import { Clock, Effect } from "effect"
+import { Notifier } from "../ports/Notifier.ts"
+import { type Doc, DuplicateKey, type Page, type Scope, Store, StoreError, VersionConflict } from "../ports/Store.ts"
+import { nextDue } from "./Backoff.ts"
+import type { OutboxRow } from "./Outbox.ts"
+
+/**
+ * The webhook outbox dispatcher (decisions §8): at-least-once delivery of the
+ * rows written by `enqueue`, retried on the `Backoff` schedule, then `failed`
+ * and listable for a manual `resend`.
+ *
+ * Each due row goes through three steps, each its own short unit of work except
+ * the delivery itself, which never runs inside a store transaction:
+ *
+ * 1. claim: the row's `due_at` moves `claim_ms` ahead (version + 1). A second
+ *    dispatcher running at the same time either no longer sees the row as due or
+ *    loses the version race, so a row is not attempted twice at once. If this
+ *    process dies mid-attempt, the claim lapses and the row is attempted again
+ *    (that is the "at least" of at-least-once).
+ * 2. deliver: one `Notifier.deliver` attempt, with the stable `event_id` and the
+ *    exact stored `body`.
+ * 3. record: delivered, or retried at `nextDue`, or failed past the horizon
+ *    (version + 1 of the claimed row). On `VersionConflict` the row is skipped:
+ *    someone else (another dispatcher whose claim won after ours lapsed, a resend)
+ *    changed it, and their write stands.
+ */
+
+/** Rows loaded per `dispatchDue` call unless `limit` says otherwise. */
+export const batch_max = 100
+/** Deliveries in flight at once, across different rows. */
+export const concurrency_max = 8
+/** How long a claimed row is hidden from other dispatchers; must exceed the notifier's time-out. */
+export const claim_ms = 5 * 60 * 1000
+/** Longest `last_error` stored (characters). */
+export const last_error_max = 500
+/** Rows read per `Tx.list` page while scanning for failed rows. */
+export const list_chunk_max = 500
+
+export type OutboxDoc = Doc<OutboxRow>
+
+export interface DispatchSummary {
+  readonly delivered: number
+  readonly retried: number
+  readonly failed: number
+  /** Rows another dispatcher (or a resend) changed first: left alone. */
+  readonly skipped: number
+}
+
+type Outcome = "delivered" | "retried" | "failed" | "skipped"
+
+const asOutbox = (doc: Doc): OutboxDoc => doc as OutboxDoc
+
+/** Outbox rows never carry unique keys, so a `DuplicateKey` on update is a bug, not a business outcome. */
+const dieOnDuplicateKey = <A, E, R>(self: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E, R> =>
+  Effect.catch(self, (e) => (e instanceof DuplicateKey ? Effect.die(e) : Effect.fail(e as E)))
+
+const truncate = (message: string): string =>
+  message.length <= last_error_max ? message : `${message.slice(0, last_error_max - 1)}…`
+
+/**
+ * One batch: attempts every outbox row due at `Clock.currentTimeMillis` (at most
+ * `limit`, oldest due first), up to `concurrency` deliveries at a time.
+ * Every processed row leaves the due set (its next due time is in the future, or
+ * null), so callers that must drain everything due (the sandbox clock advance)
+ * may loop while `delivered + retried + failed + skipped === limit`.
+ */
+export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: {
+  readonly limit?: number
+  readonly concurrency?: number
+}): Effect.fn.Return<DispatchSummary, StoreError, Store | Notifier> {
+  const store = yield* Store
+  const notifier = yield* Notifier
+  const now = yield* Clock.currentTimeMillis
+  const limit = options?.limit ?? batch_max
+  const due = yield* store.transact((tx) => tx.due("outbox", now, limit))
+
+  const claim = (doc: OutboxDoc): Effect.Effect<OutboxDoc | undefined, StoreError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) => {
+      // A due row that is not pending is inconsistent; clear its due time rather than deliver it again.
+      const claimed: OutboxDoc =
+        doc.data.status === "pending"
+          ? { ...doc, version: doc.version + 1, due_at: at + claim_ms }
+          : { ...doc, version: doc.version + 1, due_at: null }
+      return store
+        .transact((tx) => tx.update(claimed))
+        .pipe(
+          Effect.as(claimed.data.status === "pending" ? claimed : undefined),
+          Effect.catchTag("VersionConflict", () => Effect.succeed(undefined)),
+          dieOnDuplicateKey
+        )
+    })
+
+  const processRow = (loaded: OutboxDoc): Effect.Effect<Outcome, StoreError> =>
+    Effect.gen(function* () {
+      const claimed = yield* claim(loaded)
+      if (claimed === undefined) return "skipped" as const
+      const row = claimed.data
+      const attempt = row.attempts + 1
+
+      const result = yield* Effect.result(
+        notifier.deliver({
+          event_id: row.event_id,
+          url: row.url,
+          body: row.body,
+          business_id: claimed.business_id ?? "",
+          attempt
+        })
+      )
+      const at = yield* Clock.currentTimeMillis
+
+      let outcome: Outcome
+      let data: OutboxRow
+      let due_at: number | null
+      if (result._tag === "Success") {
+        outcome = "delivered"
+        data = { ...row, status: "delivered", attempts: attempt, delivered_at: at }
+        due_at = null
+      } else {
+        const failedRow: OutboxRow = { ...row, attempts: attempt, last_error: truncate(result.failure.message) }
+        const next = nextDue(failedRow, at)
+        outcome = next === null ? "failed" : "retried"
+        data = next === null ? { ...failedRow, status: "failed" } : failedRow
+        due_at = next
+      }
+
+      const recorded: OutboxDoc = { ...claimed, version: claimed.version + 1, due_at, data }
+      return yield* store
+        .transact((tx) => tx.update(recorded))
+        .pipe(
+          Effect.as(outcome),
+          Effect.catchTag("VersionConflict", () => Effect.succeed("skipped" as const)),
+          dieOnDuplicateKey
+        )
+    })
+
+  const outcomes = yield* Effect.forEach(due.map(asOutbox), processRow, {
+    concurrency: options?.concurrency ?? concurrency_max
+  })
+  const count = (o: Outcome) => outcomes.filter((x) => x === o).length
+  return {
+    delivered: count("delivered"),
+    retried: count("retried"),
+    failed: count("failed"),
+    skipped: count("skipped")
+  }
+})
+
+/**
+ * The failed rows of one business and mode (given up after the retry horizon,
+ * waiting for a manual resend), newest first (`created_at`, then id), paged,
+ * with their total.
+ */
+export const listFailed = Effect.fn("Outbox.listFailed")(function* (
+  scope: Scope,
+  page: Page
+): Effect.fn.Return<{ readonly docs: ReadonlyArray<OutboxDoc>; readonly total: number }, StoreError, Store> {
+  const store = yield* Store
+  return yield* store.transact((tx) =>
+    Effect.gen(function* () {
+      // Tx.list pages before any filter, so the whole scope is scanned and paged afterwards.
+      const failed: Array<OutboxDoc> = []
+      let offset = 0
+      for (;;) {
+        const chunk = yield* tx.list("outbox", scope, { limit: list_chunk_max, offset })
+        for (const doc of chunk.docs) {
+          const row = asOutbox(doc)
+          if (row.data.status === "failed") failed.push(row)
+        }
+        offset += chunk.docs.length
+        if (chunk.docs.length === 0 || offset >= chunk.total) break
+      }
+      return { docs: failed.slice(page.offset, page.offset + page.limit), total: failed.length }
+    })
+  )
+})
+
+/** How often `resend` reruns its unit of work when a dispatcher updated the row first. */
+export const resend_conflict_retries_max = 5
+
+/**
+ * Manual resend of a `failed` (or already `delivered`) row of the caller's
+ * business and mode: it becomes `pending` and due now, with a new 3-day retry
+ * window from now. `attempts` is kept (so the backoff resumes at its long
+ * interval), and so are `event_id` and `body`. The next `dispatchDue` sends it.
+ *
+ * Another business's or mode's row, or an unknown id, is `not_found`; a row still
+ * `pending` (already scheduled) is `invalid_state`.
+ */
+export const resend = Effect.fn("Outbox.resend")(function* (
+  scope: Scope,
+  outbox_id: string
+): Effect.fn.Return<OutboxDoc, DomainError | StoreError, Store> {
+  const store = yield* Store
+  const now = yield* Clock.currentTimeMillis
+  return yield* store
+    .transact((tx) =>
+      Effect.gen(function* () {
+        const doc = yield* tx.get("outbox", outbox_id)
+        if (doc === undefined || doc.business_id !== scope.business_id || doc.mode !== scope.mode) {
+          return yield* Effect.fail(Errors.notFound(`No webhook delivery with id ${outbox_id}.`, "id"))
+        }
+        const current = asOutbox(doc)
+        if (current.data.status === "pending") {
+          return yield* Effect.fail(
+            Errors.invalidState(
+              `Webhook delivery ${outbox_id} is still pending; its next attempt is already scheduled.`
+            )
+          )
+        }
+        const next: OutboxDoc = {
+          ...current,
+          version: current.version + 1,
+          due_at: now,
+          data: { ...current.data, status: "pending", first_attempt_due: now, delivered_at: null }
+        }
+        yield* tx.update(next)
+        return next
+      })
+    )
+    .pipe(
+      Effect.retry({ while: (e) => e instanceof VersionConflict, times: resend_conflict_retries_max }),
+      Effect.catchTag("VersionConflict", (e) =>
+        Effect.fail(new StoreError({ message: `too many concurrent updates of outbox ${e.id}` }))
+      ),
+      dieOnDuplicateKey
+    )
+})
