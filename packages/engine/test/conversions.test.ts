@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Balance, Conversions, Sandbox, Store, Transfers, unbalanced } from "@xaalis/engine"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { business, testLayer } from "./setup.ts"
+import { business, codeOf, testLayer } from "./setup.ts"
 
 const transfer = (to_address: string, amount: bigint, tx_hash: string, log_index = 0) => ({
   network: "TRC20" as const,
@@ -62,12 +62,12 @@ describe("conversions through the engine", () => {
       const a = yield* business()
       const b = yield* business()
       const err = yield* Effect.flip(Conversions.createConversion(a.test, { gmd_amount: 500000n }))
-      assert.strictEqual(err.code, "permission_denied")
+      assert.strictEqual(codeOf(err), "permission_denied")
       const c = yield* Conversions.createConversion(a.live, { gmd_amount: 500000n })
       const nf = yield* Effect.flip(Conversions.getConversion(b.live, c.id))
-      assert.strictEqual(nf.code, "not_found")
+      assert.strictEqual(codeOf(nf), "not_found")
       const bad = yield* Effect.flip(Conversions.createConversion(a.live, { gmd_amount: 100000n }))
-      assert.strictEqual(bad.code, "validation_error")
+      assert.strictEqual(codeOf(bad), "validation_error")
       assert.strictEqual((yield* Conversions.listConversions(a.live, { limit: 10, offset: 0 })).meta.total, 1)
     }).pipe(Effect.provide(testLayer()))
   )

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Balance, PaymentRequests, Store, Transfers, unbalanced } from "@xaalis/engine"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { business, testLayer } from "./setup.ts"
+import { business, codeOf, testLayer } from "./setup.ts"
 
 describe("stablecoin payment requests through the engine", () => {
   it.effect(
@@ -17,10 +17,11 @@ describe("stablecoin payment requests through the engine", () => {
         })
         assert.strictEqual(pr.status, "pending")
         assert.strictEqual(pr.amount, 0)
-        assert.deepStrictEqual(pr.metadata, { order: "A-1", usd_amount: 10 })
+        assert.deepStrictEqual(pr.metadata as unknown, { order: "A-1", usd_amount: 10 })
         const store = yield* Store
         const addr = yield* store.transact((tx) => tx.get("payment_request", pr.id))
-        const trc = (addr?.data as { addresses: Array<{ network: string; coin: string; address: string }> })
+        assert.isDefined(addr)
+        const trc = (addr!.data as { addresses: Array<{ network: string; coin: string; address: string }> })
           .addresses[0]!
         const pay = (amount: bigint, tx_hash: string) =>
           Transfers.applyChainTransfer({
@@ -38,10 +39,9 @@ describe("stablecoin payment requests through the engine", () => {
         assert.strictEqual(done.status, "completed")
         assert.strictEqual(done.amount, 10)
         const rows = yield* store.transact((tx) => tx.list("outbox", live, { limit: 10, offset: 0 }))
-        const last = JSON.parse(
-          (rows.docs.find((d) => (d.data as { body: string }).body.includes('"completed"'))?.data as { body: string })
-            .body
-        )
+        const completed = rows.docs.find((d) => (d.data as { body: string }).body.includes('"completed"'))
+        assert.isDefined(completed)
+        const last = JSON.parse((completed!.data as { body: string }).body)
         assert.strictEqual(last.event, "charge.succeeded")
         assert.strictEqual(last.payload.amount, 10)
         assert.strictEqual(last.payload.metadata.payment_history.length, 2)
@@ -56,7 +56,7 @@ describe("stablecoin payment requests through the engine", () => {
     Effect.gen(function* () {
       const { live, test } = yield* business()
       assert.strictEqual(
-        (yield* Effect.flip(PaymentRequests.createPaymentRequest(test, { amount: 1000n }))).code,
+        codeOf(yield* Effect.flip(PaymentRequests.createPaymentRequest(test, { amount: 1000n }))),
         "permission_denied"
       )
       const small = yield* Effect.flip(PaymentRequests.createPaymentRequest(live, { amount: 34000n, currency: "GMD" }))

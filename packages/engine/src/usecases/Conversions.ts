@@ -76,8 +76,8 @@ export const createConversion = Effect.fn("createConversion")(function* (
     ).pipe(
       Effect.as(true),
       Effect.catchIf(
-        (e) => e instanceof DuplicateKey && attempt < reference_attempts_max,
-        () => Effect.succeed(false)
+        (e): e is DuplicateKey => e instanceof DuplicateKey,
+        (e) => (attempt < reference_attempts_max ? Effect.succeed(false) : Effect.die(e))
       )
     )
     if (inserted) return Present.conversion(state, { timeline: false })
@@ -137,6 +137,7 @@ export const bookConversionStep = (
     const scope: Scope = { business_id: doc.business_id as string, mode: doc.mode ?? "live" }
     const open = step.state.status === "pending" || step.state.status === "underpaid"
     yield* tx.update(revise(doc, step.state, open ? step.state.invoice_expires_at : null))
+    let payouts = 0
     for (const effect of step.effects) {
       if (effect.type === "credit") {
         const transaction_id = yield* ids.uuid
@@ -162,6 +163,7 @@ export const bookConversionStep = (
             detail: null
           }
           yield* tx.insert(newDoc({ kind: "payout", id: yield* ids.uuid, scope, now: t, data: payout, due_at: t }))
+          payouts += 1
         }
       } else {
         const funds = { reference: step.state.reference, object: "conversion", object_id: doc.id, ...effect.transfer }
@@ -186,6 +188,7 @@ export const bookConversionStep = (
         })
       }
     }
+    return { payouts }
   })
 
 /** Closes the windows that fell due: open conversions become `expired`, with no event. */
@@ -218,7 +221,7 @@ export const expireDueConversions = Effect.fn("expireDueConversions")(function* 
  * are written on the conversion's timeline. A crash between the two leaves the
  * payout pending, and the next run sends it again under the same key.
  */
-export const runDuePayouts = Effect.fn("runDuePayouts")(function* (limit = 100) {
+export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
   const payouts = yield* Payouts
   const ids = yield* Ids
   const t = yield* now

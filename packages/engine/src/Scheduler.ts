@@ -1,0 +1,65 @@
+import { Effect } from "effect"
+import * as Dispatcher from "./outbox/Dispatcher.ts"
+import * as Conversions from "./usecases/Conversions.ts"
+import * as Invoices from "./usecases/Invoices.ts"
+import * as PaymentIntents from "./usecases/PaymentIntents.ts"
+import * as PaymentRequests from "./usecases/PaymentRequests.ts"
+
+/** What one pass of the scheduler did. */
+export interface SchedulerRun {
+  readonly conversions_expired: number
+  readonly payment_requests_expired: number
+  readonly payment_intents_expired: number
+  readonly invoices_overdue: number
+  readonly payouts_sent: number
+  readonly webhooks: Dispatcher.DispatchSummary
+}
+
+const batch = 100
+
+/** Repeats a batch job until a batch comes back smaller than the batch size. */
+const drain = <E, R>(job: Effect.Effect<number, E, R>): Effect.Effect<number, E, R> =>
+  Effect.gen(function* () {
+    let total = 0
+    for (;;) {
+      const n = yield* job
+      total += n
+      if (n < batch) return total
+    }
+  })
+
+/**
+ * Runs everything that fell due at the Clock's current time: expiries of
+ * conversions, payment requests and payment intents, overdue marks of live
+ * invoices, payouts left pending (after a crash), then webhook deliveries and retries
+ * (last, so events written by the expiries go out in the same pass). Driven by
+ * the Clock port: with a test clock, advancing time and calling `runDue` runs
+ * exactly what fell due.
+ */
+export const runDue = Effect.fnUntraced(function* () {
+  const conversions_expired = yield* drain(Conversions.expireDueConversions(batch))
+  const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch))
+  const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch))
+  const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch))
+  const payouts_sent = yield* Conversions.runDuePayouts(batch)
+  let webhooks: Dispatcher.DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0 }
+  for (;;) {
+    const s = yield* Dispatcher.dispatchDue({ limit: batch })
+    webhooks = {
+      delivered: webhooks.delivered + s.delivered,
+      retried: webhooks.retried + s.retried,
+      failed: webhooks.failed + s.failed,
+      skipped: webhooks.skipped + s.skipped
+    }
+    if (s.delivered + s.retried + s.failed + s.skipped < batch) break
+  }
+  const run: SchedulerRun = {
+    conversions_expired,
+    payment_requests_expired,
+    payment_intents_expired,
+    invoices_overdue,
+    payouts_sent,
+    webhooks
+  }
+  return run
+})

@@ -1,0 +1,125 @@
+import { type Decimal, DomainError, decodeRequest, Requests } from "@xaalis/core"
+import { Effect, Layer, ManagedRuntime, type Result } from "effect"
+import * as IdsAdapter from "../adapters/Ids.ts"
+import * as MemoryStore from "../adapters/memory/MemoryStore.ts"
+import * as Sandbox from "../adapters/sandbox/Sandbox.ts"
+import { Config, defaultEngineConfig, type EngineConfig } from "../Config.ts"
+import type { Ids } from "../ports/Ids.ts"
+import type { Store } from "../ports/Store.ts"
+import * as Balance from "../usecases/Balance.ts"
+import * as Businesses from "../usecases/Businesses.ts"
+import * as Conversions from "../usecases/Conversions.ts"
+import type { Caller } from "../usecases/common.ts"
+import * as PaymentRequests from "../usecases/PaymentRequests.ts"
+import * as Transfers from "../usecases/Transfers.ts"
+
+export interface EngineOptions {
+  /** A Store layer; defaults to the in-memory store. */
+  readonly store?: Layer.Layer<Store>
+  /** An Ids layer; defaults to Node's crypto. */
+  readonly ids?: Layer.Layer<Ids>
+  /** Sandbox world: simulated rate, chains, processor and payouts. */
+  readonly sandbox: { readonly rate: Decimal.Decimal }
+  readonly config?: Partial<EngineConfig>
+}
+
+/**
+ * Anything the engine fails with becomes a catalogue `DomainError`: a store or
+ * other infrastructure failure is an `internal_error` whose message says nothing
+ * about internals.
+ */
+const toDomainError = (e: unknown): DomainError =>
+  e instanceof DomainError
+    ? e
+    : new DomainError({
+        code: "internal_error",
+        message: "Something went wrong on our side; retry with the same Idempotency-Key."
+      })
+
+/**
+ * The Promise face of the engine, for backends that do not use Effect.
+ * Methods take the wire JSON bodies of the spec (numbers as numbers), validate
+ * them exactly like the HTTP API, and resolve to the wire objects; they reject
+ * with `DomainError` (`code`, `message`, `status`, `retryable`).
+ *
+ * @example
+ * const engine = createEngine({ sandbox: { rate: Decimal.parse("70")! } })
+ * const biz = await engine.createBusiness({ name: "Shop" })
+ * const caller = await engine.authenticate(biz.secret_key_live)
+ * const conversion = await engine.createConversion(caller, { gmd_amount: 5000 })
+ * await engine.dispose()
+ */
+export const createEngine = (options: EngineOptions) => {
+  const ids = options.ids ?? IdsAdapter.layer
+  const config: EngineConfig = { ...defaultEngineConfig, ...options.config }
+  const layer = Layer.mergeAll(
+    options.store ?? MemoryStore.layer,
+    Sandbox.layer({ rate: options.sandbox.rate, base_url: config.base_url }).pipe(Layer.provideMerge(ids)),
+    Layer.succeed(Config, config)
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>): Promise<A> =>
+    runtime.runPromise(
+      effect.pipe(
+        Effect.mapError(toDomainError),
+        Effect.catchDefect((d) => Effect.fail(toDomainError(d)))
+      )
+    )
+  const decode = <S extends Parameters<typeof decodeRequest>[0]>(
+    schema: S,
+    input: unknown
+  ): Effect.Effect<S["Type"], DomainError> =>
+    Effect.fromResult(decodeRequest(schema, input) as Result.Result<S["Type"], DomainError>)
+
+  return {
+    createBusiness: (input: { name?: string; webhook_url?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.CreateBusinessBody, input), (b) => Businesses.createBusiness(b))),
+    authenticate: (apiKey: string | undefined): Promise<Caller> => run(Businesses.authenticate(apiKey)),
+    createConversion: (caller: Caller, body: unknown) =>
+      run(
+        Effect.flatMap(decode(Requests.CreateConversionBody, body), (input) =>
+          Conversions.createConversion(caller, input)
+        )
+      ),
+    getConversion: (caller: Caller, id: string) => run(Conversions.getConversion(caller, id)),
+    listConversions: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => Conversions.listConversions(caller, page))),
+    createPaymentRequest: (caller: Caller, body: unknown) =>
+      run(
+        Effect.flatMap(decode(Requests.CreatePaymentRequestBody, body), (input) =>
+          PaymentRequests.createPaymentRequest(caller, {
+            amount: input.amount,
+            currency: input.currency,
+            metadata: input.metadata,
+            callback_url: input.callback_url,
+            expires_at: input.expires_at?.ms
+          })
+        )
+      ),
+    getPaymentRequest: (caller: Caller, id: string) => run(PaymentRequests.getPaymentRequest(caller, id)),
+    getBalance: (caller: Caller) => run(Balance.getBalance(caller)),
+    /** Sandbox: a confirmed chain transfer arrives (decisions §9 body). */
+    sandboxTransfer: (body: unknown) =>
+      run(
+        Effect.gen(function* () {
+          const t = yield* decode(Requests.ChainTransferBody, body)
+          const tx_hash = t.tx_hash ?? `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`
+          return yield* Transfers.applyChainTransfer({
+            network: t.network,
+            coin: t.currency,
+            to_address: t.to_address,
+            amount: t.amount,
+            tx_hash,
+            log_index: t.log_index ?? 0
+          })
+        })
+      ),
+    /** Sandbox: the next `count` mobile-money payouts fail. */
+    sandboxFailNextPayouts: (count: number) =>
+      run(Effect.flatMap(Sandbox.SandboxControl, (c) => c.failNextPayouts(count))),
+    /** Releases the runtime and its resources. */
+    dispose: () => runtime.dispose()
+  }
+}
+
+export type Engine = ReturnType<typeof createEngine>
