@@ -1,4 +1,7 @@
-import { type Conversion, Currency, Decimal, Instant, Money, type PaymentRequest } from "@xaalis/core"
+import { type Conversion, Currency, Decimal, Instant, Money, type PaymentRequest, type Resources } from "@xaalis/core"
+
+/** The wire Conversion object (the schema of `@xaalis/core` Resources). */
+export type ConversionWire = typeof Resources.Conversion.Type
 
 /** Who owns an object, as the wire shows it. */
 export interface Owner {
@@ -37,7 +40,7 @@ const timelineEntry = (e: Conversion.TimelineEntry): Record<string, unknown> => 
 }
 
 /** The Conversion object of the spec; `events` only on lookup. */
-export const conversion = (c: Conversion.Conversion, options: { readonly timeline: boolean }) => ({
+export const conversion = (c: Conversion.Conversion, options: { readonly timeline: boolean }): ConversionWire => ({
   id: c.id,
   reference: c.reference,
   status: c.status,
@@ -55,7 +58,7 @@ export const conversion = (c: Conversion.Conversion, options: { readonly timelin
   payout_method: c.payout_method,
   markup_share_usd: usd(c.markup_share_usd),
   createdAt: iso(c.created_at),
-  ...(options.timeline ? { events: c.timeline.map(timelineEntry) } : {})
+  ...(options.timeline ? { events: c.timeline.map(timelineEntry) as unknown as ConversionWire["events"] & {} } : {})
 })
 
 /** The Stablecoin payment request object of the spec. */

@@ -1,4 +1,4 @@
-import { Conversion, DomainError, Errors, Reference } from "@xaalis/core"
+import { Conversion, type Decimal, DomainError, Errors, Reference } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
@@ -7,7 +7,7 @@ import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
 import { Rates } from "../ports/Rates.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, type Tx } from "../ports/Store.ts"
+import { type Doc, DuplicateKey, type Page, type Scope, type Store, type StoreError, type Tx } from "../ports/Store.ts"
 import * as Present from "../present.ts"
 import type { Business } from "./Businesses.ts"
 import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, unitOfWork } from "./common.ts"
@@ -15,7 +15,7 @@ import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, uni
 const rateUnavailable = (message: string) => new DomainError({ code: "rate_unavailable", message })
 
 /** Fetches the current rate and refuses it when older than the configured bound. */
-export const freshRate = Effect.gen(function* () {
+export const freshRate: Effect.Effect<Decimal.Decimal, DomainError, Rates> = Effect.gen(function* () {
   const rates = yield* Rates
   const config = yield* Config
   const t = yield* now
@@ -31,10 +31,12 @@ export const addressKey = (network: string, coin: string, address: string) => `a
 const reference_attempts_max = 5
 
 /** POST /v1/minting/offramp: quote, lock the rate, issue the address, open the window. Live keys only. */
-export const createConversion = Effect.fn("createConversion")(function* (
+export const createConversion: (
   caller: Caller,
   input: Conversion.CreateConversion
-) {
+) => Effect.Effect<Present.ConversionWire, DomainError | StoreError, Ids | Chain | Rates | Store> = Effect.fn(
+  "createConversion"
+)(function* (caller: Caller, input: Conversion.CreateConversion) {
   yield* requireLive(caller, "Creating a conversion")
   const config = yield* Config
   const ids = yield* Ids
