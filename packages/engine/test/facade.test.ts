@@ -37,6 +37,14 @@ describe("Promise facade", () => {
         "not_found"
       ])
       expect((errors[2] as DomainError).status).toBe(400)
+
+      const k1 = await engine.createConversion(live, { gmd_amount: 6000 }, { idempotency_key: "order-42" })
+      const k2 = await engine.createConversion(live, { gmd_amount: 6000 }, { idempotency_key: "order-42" })
+      expect(k2).toEqual(k1)
+      const clash = await engine
+        .createConversion(live, { gmd_amount: 7000 }, { idempotency_key: "order-42" })
+        .catch((e: unknown) => e)
+      expect((clash as DomainError).code).toBe("idempotency_conflict")
     } finally {
       await engine.dispose()
     }

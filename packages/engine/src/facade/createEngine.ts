@@ -5,11 +5,12 @@ import * as MemoryStore from "../adapters/memory/MemoryStore.ts"
 import * as Sandbox from "../adapters/sandbox/Sandbox.ts"
 import { Config, defaultEngineConfig, type EngineConfig } from "../Config.ts"
 import type { Ids } from "../ports/Ids.ts"
-import type { Store } from "../ports/Store.ts"
+import type { Store, StoreError } from "../ports/Store.ts"
 import * as Balance from "../usecases/Balance.ts"
 import * as Businesses from "../usecases/Businesses.ts"
 import * as Conversions from "../usecases/Conversions.ts"
 import type { Caller } from "../usecases/common.ts"
+import * as Idempotency from "../usecases/Idempotency.ts"
 import * as PaymentRequests from "../usecases/PaymentRequests.ts"
 import * as Transfers from "../usecases/Transfers.ts"
 
@@ -65,6 +66,22 @@ export const createEngine = (options: EngineOptions) => {
         Effect.catchDefect((d) => Effect.fail(toDomainError(d)))
       )
     )
+  /** With a key, the request runs at most once per business, mode and key (see `Idempotency`). */
+  const once = <A, E, R>(
+    caller: Caller,
+    operation: string,
+    body: unknown,
+    key: string | undefined,
+    effect: Effect.Effect<A, E, R>
+  ) =>
+    key === undefined
+      ? effect
+      : Idempotency.idempotent(
+          caller,
+          key,
+          `${operation} ${JSON.stringify(body)}`,
+          effect as unknown as Effect.Effect<A, DomainError | StoreError, R>
+        )
   const decode = <S extends Parameters<typeof decodeRequest>[0]>(
     schema: S,
     input: unknown
@@ -75,10 +92,16 @@ export const createEngine = (options: EngineOptions) => {
     createBusiness: (input: { name?: string; webhook_url?: string } = {}) =>
       run(Effect.flatMap(decode(Requests.CreateBusinessBody, input), (b) => Businesses.createBusiness(b))),
     authenticate: (apiKey: string | undefined): Promise<Caller> => run(Businesses.authenticate(apiKey)),
-    createConversion: (caller: Caller, body: unknown) =>
+    createConversion: (caller: Caller, body: unknown, options: { readonly idempotency_key?: string } = {}) =>
       run(
-        Effect.flatMap(decode(Requests.CreateConversionBody, body), (input) =>
-          Conversions.createConversion(caller, input)
+        once(
+          caller,
+          "POST /v1/minting/offramp",
+          body,
+          options.idempotency_key,
+          Effect.flatMap(decode(Requests.CreateConversionBody, body), (input) =>
+            Conversions.createConversion(caller, input)
+          )
         )
       ),
     getConversion: (caller: Caller, id: string) => run(Conversions.getConversion(caller, id)),

@@ -1,0 +1,146 @@
+import { DomainError, type Errors } from "@xaalis/core"
+import { Effect } from "effect"
+import { Ids } from "../ports/Ids.ts"
+import { type Doc, DuplicateKey, Store, type StoreError, type Tx, VersionConflict } from "../ports/Store.ts"
+import { type Caller, newDoc, now, revise, unitOfWork } from "./common.ts"
+
+/** How long a key is remembered at least (decisions §7: 24 hours). */
+export const retention_ms = 24 * 3_600_000
+
+/** The first outcome of a request, as replayed to later requests with the same key. */
+export type Recorded<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly code: Errors.ErrorCode; readonly message: string }
+
+interface IdempotencyRow {
+  readonly key: string
+  /** Identifies the request (operation + body): a different one under the same key is a conflict. */
+  readonly fingerprint: string
+  readonly status: "in_progress" | "completed"
+  /** The execution that owns the key: a concurrent first use never writes under another's row. */
+  readonly owner: string
+  /** Units of work committed by the request so far. */
+  readonly units: number
+  readonly outcome: Recorded<unknown> | null
+  readonly expires_at: number
+}
+
+const rowId = (caller: Caller, key: string) => `${caller.business_id}:${caller.mode}:${key}`
+
+const conflict = (message: string) => new DomainError({ code: "idempotency_conflict", message })
+
+/**
+ * Runs `request` at most once per (business, mode, key).
+ *
+ * - First time: `request` runs against a Store whose every unit of work also
+ *   writes this key's row, so the row commits atomically with each effect; the
+ *   outcome (value, or catalogue error) is recorded at the end.
+ * - Same key, same fingerprint, completed: the recorded outcome is replayed and
+ *   nothing runs.
+ * - Same key, different fingerprint: `idempotency_conflict`.
+ * - Same key while the first is still running, or after it was interrupted
+ *   between its effects and their recording (a crash): `idempotency_conflict`,
+ *   never a second effect. Server faults (`StoreError`, defects) are not recorded,
+ *   so a retry after a fault that committed nothing runs again.
+ */
+export const idempotent = <A, R>(
+  caller: Caller,
+  key: string,
+  fingerprint: string,
+  request: Effect.Effect<A, DomainError | StoreError, R>
+): Effect.Effect<A, DomainError | StoreError, R | Store | Ids> =>
+  Effect.gen(function* () {
+    const id = rowId(caller, key)
+    const t = yield* now
+    const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
+    if (existing !== undefined) {
+      const row = existing.data as IdempotencyRow
+      if (row.fingerprint !== fingerprint) {
+        return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
+      }
+      if (row.status !== "completed" || row.outcome === null) {
+        return yield* Effect.fail(
+          conflict("A request with this Idempotency-Key is in progress or was interrupted; use a new key.")
+        )
+      }
+      return yield* replay(row.outcome as Recorded<A>)
+    }
+    const store = yield* Store
+    const ids = yield* Ids
+    const owner = yield* ids.uuid
+    /** Writes (or bumps) this key's row inside a unit of work of the request. */
+    const mark = (tx: Tx) =>
+      Effect.gen(function* () {
+        const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
+        if (current === undefined) {
+          const row: IdempotencyRow = {
+            key,
+            fingerprint,
+            status: "in_progress",
+            owner,
+            units: 1,
+            outcome: null,
+            expires_at: t + retention_ms
+          }
+          // a concurrent first use of the key fails here with DuplicateKey, rolling its unit back
+          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: row }))
+        } else if (current.data.owner !== owner) {
+          return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
+        } else {
+          yield* tx.update(revise(current, { ...current.data, units: current.data.units + 1 }))
+        }
+      })
+    const decorated = Store.of({
+      // `mark` can also fail with VersionConflict (retried by the request's unitOfWork) and
+      // DuplicateKey (a concurrent first use; turned into idempotency_conflict below)
+      transact: <B, E, R2>(work: (tx: Tx) => Effect.Effect<B, E, R2>) =>
+        store.transact((tx) => Effect.flatMap(mark(tx), () => work(tx))) as Effect.Effect<B, E | StoreError, R2>,
+      ledger: store.ledger
+    })
+    const outcome = yield* request.pipe(
+      Effect.provideService(Store, decorated),
+      Effect.map((value): Recorded<A> => ({ ok: true, value })),
+      Effect.catchIf(
+        (e): e is DomainError => e instanceof DomainError && e.code !== "internal_error",
+        (e) => Effect.succeed<Recorded<A>>({ ok: false, code: e.code, message: e.message })
+      ),
+      Effect.catchIf(
+        (e) => e instanceof DuplicateKey || e instanceof VersionConflict,
+        () => Effect.fail(conflict("A request with this Idempotency-Key is in progress; retry shortly."))
+      )
+    )
+    yield* unitOfWork((tx) =>
+      Effect.gen(function* () {
+        const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
+        const done = (base: IdempotencyRow): IdempotencyRow => ({ ...base, status: "completed", outcome })
+        if (current === undefined) {
+          // the request committed nothing (e.g. a validation error): record its outcome alone
+          const row: IdempotencyRow = {
+            key,
+            fingerprint,
+            status: "in_progress",
+            owner,
+            units: 0,
+            outcome: null,
+            expires_at: t + retention_ms
+          }
+          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: done(row) }))
+        } else if (current.data.owner !== owner) {
+          return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
+        } else {
+          yield* tx.update(revise(current, done(current.data)))
+        }
+      })
+    ).pipe(
+      Effect.catchIf(
+        (e) => e instanceof DuplicateKey,
+        () => Effect.fail(conflict("A request with this Idempotency-Key is in progress; retry shortly."))
+      )
+    )
+    return yield* replay(outcome)
+  })
+
+const replay = <A>(outcome: Recorded<A>): Effect.Effect<A, DomainError> =>
+  outcome.ok
+    ? Effect.succeed(outcome.value)
+    : Effect.fail(new DomainError({ code: outcome.code, message: outcome.message }))

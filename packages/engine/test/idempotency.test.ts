@@ -1,0 +1,109 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Balance, Conversions, Idempotency, Store, Transfers } from "@xaalis/engine"
+import { Effect } from "effect"
+import { business, codeOf, testLayer } from "./setup.ts"
+
+describe("idempotency records", () => {
+  it.effect("same key and request: the first result, one effect; different request: idempotency_conflict", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const create = Conversions.createConversion(live, { gmd_amount: 500000n })
+      const first = yield* Idempotency.idempotent(live, "key-1", "POST /v1/minting/offramp {gmd_amount:5000}", create)
+      const again = yield* Idempotency.idempotent(live, "key-1", "POST /v1/minting/offramp {gmd_amount:5000}", create)
+      assert.deepStrictEqual(again, first)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      const other = yield* Effect.flip(
+        Idempotency.idempotent(
+          live,
+          "key-1",
+          "POST /v1/minting/offramp {gmd_amount:6000}",
+          Conversions.createConversion(live, { gmd_amount: 600000n })
+        )
+      )
+      assert.strictEqual(codeOf(other), "idempotency_conflict")
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      // a key is scoped to its business and mode
+      const b = yield* business()
+      yield* Idempotency.idempotent(
+        b.live,
+        "key-1",
+        "anything",
+        Conversions.createConversion(b.live, { gmd_amount: 500000n })
+      )
+      assert.strictEqual((yield* Conversions.listConversions(b.live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a refused request is replayed with the same error; the record commits with the effect", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const bad = Conversions.createConversion(live, { gmd_amount: 100n })
+      const e1 = yield* Effect.flip(Idempotency.idempotent(live, "k", "f", bad))
+      const e2 = yield* Effect.flip(
+        Idempotency.idempotent(live, "k", "f", Conversions.createConversion(live, { gmd_amount: 500000n }))
+      )
+      assert.strictEqual(codeOf(e1), "validation_error")
+      assert.strictEqual(codeOf(e2), "validation_error")
+      assert.strictEqual(e1.message, e2.message)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 0)
+      // the record was written in the same unit of work as the conversion: after the create,
+      // the row exists and counts one committed unit
+      const c = yield* Idempotency.idempotent(
+        live,
+        "k2",
+        "f",
+        Conversions.createConversion(live, { gmd_amount: 500000n })
+      )
+      const store = yield* Store
+      const row = yield* store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:k2`))
+      assert.strictEqual((row?.data as { units: number }).units, 1)
+      assert.strictEqual((row?.data as { status: string }).status, "completed")
+      yield* Transfers.applyChainTransfer({
+        network: "TRC20",
+        coin: "USDT",
+        to_address: c.pay_address,
+        amount: 73_640_000n,
+        tx_hash: "0x1",
+        log_index: 0
+      })
+      assert.strictEqual((yield* Balance.getBalance(live)).available, 5000)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a key left in progress (interrupted request) is refused, never re-applied", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      // the request's effect commits, then it is interrupted before its outcome is recorded
+      const interrupted = Effect.flatMap(
+        Conversions.createConversion(live, { gmd_amount: 500000n }),
+        () => Effect.interrupt
+      )
+      yield* Effect.exit(Idempotency.idempotent(live, "k", "f", interrupted))
+      const retry = yield* Effect.flip(
+        Idempotency.idempotent(live, "k", "f", Conversions.createConversion(live, { gmd_amount: 500000n }))
+      )
+      assert.strictEqual(codeOf(retry), "idempotency_conflict")
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
+
+describe("idempotency under concurrency", () => {
+  it.effect("concurrent first uses of one key: exactly one effect", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      // the yield lets every concurrent request pass its first lookup before any of them commits
+      const slowCreate = Effect.andThen(Effect.yieldNow, Conversions.createConversion(live, { gmd_amount: 500000n }))
+      const attempt = Idempotency.idempotent(live, "k", "f", slowCreate)
+      const results = yield* Effect.all(
+        Array.from({ length: 5 }, () => Effect.exit(attempt)),
+        { concurrency: 5 }
+      )
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      assert.isTrue(results.some((r) => r._tag === "Success"))
+      // once settled, a retry replays the recorded result
+      const replayed = yield* attempt
+      assert.strictEqual(replayed.id, (yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).data[0]?.id)
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
