@@ -56,8 +56,9 @@ describe("idempotency records", () => {
       )
       const store = yield* Store
       const row = yield* store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:k2`))
-      assert.strictEqual((row?.data as { units: number }).units, 1)
-      assert.strictEqual((row?.data as { status: string }).status, "completed")
+      assert.isDefined(row)
+      assert.strictEqual((row!.data as { units: number }).units, 1)
+      assert.strictEqual((row!.data as { status: string }).status, "completed")
       yield* Transfers.applyChainTransfer({
         network: "TRC20",
         coin: "USDT",
