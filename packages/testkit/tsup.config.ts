@@ -9,5 +9,5 @@ export default defineConfig({
   clean: true,
   target: "es2023",
   // The suite runs inside the adopter's own vitest and fast-check; never bundle them.
-  external: ["vitest", "fast-check", "effect", "@xaalis/engine"]
+  external: ["vitest", "fast-check", "effect", "@xaalis/engine", "@xaalis/core"]
 })

@@ -1,5 +1,13 @@
 /**
- * @xaalis/testkit: conformance suites that every xaalis adapter must pass.
+ * @xaalis/testkit: conformance suites that every xaalis adapter and build must pass.
  * They register vitest tests, so `vitest` and `fast-check` are peer dependencies.
+ *
+ * - `storeConformance`: the Store port (atomicity, isolation, versions, keys, lists, ledger).
+ * - `engineModelSuite`: model-based runs of the whole engine (ledger, settlement, outbox, scoping).
+ * - `financeLawSuite`: the finance laws of @xaalis/core (quotes, settlement, invoice totals).
+ * - `Arbitraries`: fast-check arbitraries of every request body and resource of the API.
  */
+export * as Arbitraries from "./Arbitraries.ts"
+export { type EngineModelOptions, type EngineServices, engineModelSuite, runEngineModel } from "./EngineModel.ts"
+export { type FinanceCore, type FinanceLawOptions, financeLawSuite } from "./FinanceLaws.ts"
 export { runsFromEnv, type StoreConformanceOptions, storeConformance } from "./StoreConformance.ts"

@@ -1,0 +1,3 @@
+import { financeLawSuite, runsFromEnv } from "../src/index.ts"
+
+financeLawSuite("@xaalis/core", { runs: runsFromEnv(200) })
