@@ -33,6 +33,11 @@ export interface OutboxRow {
   readonly delivered_at: number | null
 }
 
+/** Inserts `docs` one after the other, stopping at the first failure. */
+const insertAll = Effect.fnUntraced(function* (tx: Tx, docs: ReadonlyArray<Doc>) {
+  for (const doc of docs) yield* tx.insert(doc)
+})
+
 /** Writes an event to the outbox inside the caller's unit of work: one row per distinct target URL. */
 export const enqueue = (
   tx: Tx,
@@ -48,36 +53,33 @@ export const enqueue = (
   }
 ): Effect.Effect<void, StoreError | DuplicateKey> => {
   const body = JSON.stringify({ event: input.event, payload: input.payload })
-  const seen = new Set<string>()
-  const targets = input.targets.filter((t) => !seen.has(t.url) && seen.add(t.url))
-  return Effect.forEach(
-    targets,
-    (t, i) => {
-      const row: OutboxRow = {
-        event_id: input.event_id,
-        event: input.event,
-        url: t.url,
-        target: t.target,
-        body,
-        status: "pending",
-        attempts: 0,
-        first_attempt_due: input.now,
-        last_error: null,
-        delivered_at: null
-      }
-      const doc: Doc<OutboxRow> = {
-        kind: "outbox",
-        id: input.ids[i] ?? `${input.event_id}:${i}`,
-        business_id: input.business_id,
-        mode: input.mode,
-        created_at: input.now,
-        version: 1,
-        due_at: input.now,
-        keys: [],
-        data: row
-      }
-      return tx.insert(doc)
-    },
-    { discard: true }
-  )
+  const docs: Array<Doc<OutboxRow>> = []
+  for (const t of input.targets) {
+    if (docs.some((d) => d.data.url === t.url)) continue
+    const i = docs.length
+    const row: OutboxRow = {
+      event_id: input.event_id,
+      event: input.event,
+      url: t.url,
+      target: t.target,
+      body,
+      status: "pending",
+      attempts: 0,
+      first_attempt_due: input.now,
+      last_error: null,
+      delivered_at: null
+    }
+    docs.push({
+      kind: "outbox",
+      id: input.ids[i] ?? `${input.event_id}:${i}`,
+      business_id: input.business_id,
+      mode: input.mode,
+      created_at: input.now,
+      version: 1,
+      due_at: input.now,
+      keys: [],
+      data: row
+    })
+  }
+  return docs.length === 1 ? tx.insert(docs[0] as Doc) : insertAll(tx, docs)
 }

@@ -118,13 +118,8 @@ export interface PayoutRow {
   readonly detail: string | null
 }
 
-/**
- * Books one step of a conversion inside the caller's unit of work: the new
- * state, the ledger lines of each credit, a pending payout per credited
- * increment to mobile money, the late funds, and one outbox row per event and
- * target. Everything commits together or not at all.
- */
-export const bookConversionStep = (
+/** The steps of `bookConversionStep`, as a generator. */
+function* bookConversionStepBody(
   tx: Tx,
   doc: Doc<Conversion.Conversion>,
   step: {
@@ -133,65 +128,81 @@ export const bookConversionStep = (
     readonly effects: ReadonlyArray<Conversion.ConversionEffect>
   },
   t: number
-) =>
-  Effect.gen(function* () {
-    const ids = yield* Ids
-    const scope: Scope = { business_id: doc.business_id as string, mode: doc.mode ?? "live" }
-    const open = step.state.status === "pending" || step.state.status === "underpaid"
-    yield* tx.update(revise(doc, step.state, open ? step.state.invoice_expires_at : null))
-    let payouts = 0
-    for (const effect of step.effects) {
-      if (effect.type === "credit") {
-        const transaction_id = yield* ids.uuid
-        yield* tx.post(
-          transaction({
-            transaction_id,
-            scope,
-            now: t,
-            cause: `conversion/${doc.id}`,
-            lines: [
-              ...move(accounts.conversion_clearing, accounts.business_balance, "GMD", effect.gmd),
-              ...move(accounts.conversion_clearing, accounts.business_balance, "USD", effect.markup_usd * 10_000n)
-            ]
-          })
-        )
-        if (effect.payout !== null && effect.gmd > 0n) {
-          const payout: PayoutRow = {
-            conversion_id: doc.id,
-            amount: effect.gmd,
-            wallet: effect.payout,
-            status: "pending",
-            reference: null,
-            detail: null
-          }
-          yield* tx.insert(newDoc({ kind: "payout", id: yield* ids.uuid, scope, now: t, data: payout, due_at: t }))
-          payouts += 1
-        }
-      } else {
-        const funds = { reference: step.state.reference, object: "conversion", object_id: doc.id, ...effect.transfer }
-        yield* tx.insert(newDoc({ kind: "late_funds", id: yield* ids.uuid, scope, now: t, data: funds }))
-      }
-    }
-    if (step.events.length > 0) {
-      const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined
-      for (const event of step.events) {
-        const event_id = yield* ids.uuid
-        const to = targets(event.conversion, business)
-        const rowIds = yield* Effect.forEach(to, () => ids.uuid)
-        yield* enqueue(tx, {
-          ids: rowIds,
-          event_id,
-          business_id: scope.business_id,
-          mode: scope.mode,
-          event: event.type,
-          payload: Present.conversion(event.conversion, { timeline: false }),
-          targets: to,
-          now: t
+) {
+  const ids = yield* Ids
+  const scope: Scope = { business_id: doc.business_id as string, mode: doc.mode ?? "live" }
+  const open = step.state.status === "pending" || step.state.status === "underpaid"
+  yield* tx.update(revise(doc, step.state, open ? step.state.invoice_expires_at : null))
+  let payouts = 0
+  for (const effect of step.effects) {
+    if (effect.type === "credit") {
+      const transaction_id = yield* ids.uuid
+      yield* tx.post(
+        transaction({
+          transaction_id,
+          scope,
+          now: t,
+          cause: `conversion/${doc.id}`,
+          lines: [
+            ...move(accounts.conversion_clearing, accounts.business_balance, "GMD", effect.gmd),
+            ...move(accounts.conversion_clearing, accounts.business_balance, "USD", effect.markup_usd * 10_000n)
+          ]
         })
+      )
+      if (effect.payout !== null && effect.gmd > 0n) {
+        const payout: PayoutRow = {
+          conversion_id: doc.id,
+          amount: effect.gmd,
+          wallet: effect.payout,
+          status: "pending",
+          reference: null,
+          detail: null
+        }
+        yield* tx.insert(newDoc({ kind: "payout", id: yield* ids.uuid, scope, now: t, data: payout, due_at: t }))
+        payouts += 1
       }
+    } else {
+      const funds = { reference: step.state.reference, object: "conversion", object_id: doc.id, ...effect.transfer }
+      yield* tx.insert(newDoc({ kind: "late_funds", id: yield* ids.uuid, scope, now: t, data: funds }))
     }
-    return { payouts }
-  })
+  }
+  if (step.events.length > 0) {
+    const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined
+    for (const event of step.events) {
+      const event_id = yield* ids.uuid
+      const to = targets(event.conversion, business)
+      const rowIds: Array<string> = []
+      for (let i = 0; i < to.length; i++) rowIds.push(yield* ids.uuid)
+      yield* enqueue(tx, {
+        ids: rowIds,
+        event_id,
+        business_id: scope.business_id,
+        mode: scope.mode,
+        event: event.type,
+        payload: Present.conversion(event.conversion, { timeline: false }),
+        targets: to,
+        now: t
+      })
+    }
+  }
+  return { payouts }
+}
+
+/**
+ * Books one step of a conversion inside the caller's unit of work: the new
+ * state, the ledger lines of each credit, a pending payout per credited
+ * increment to mobile money, the late funds, and one outbox row per event and
+ * target. Everything commits together or not at all.
+ */
+export const bookConversionStep = Effect.fnUntraced(bookConversionStepBody)
+
+/**
+ * `bookConversionStep` as a generator, for a caller that is itself a generator
+ * run by Effect (the chain transfer's unit of work): `yield*` on it runs the
+ * same steps without wrapping them in an Effect of their own.
+ * @internal
+ */
+export const bookConversionStepInline = bookConversionStepBody
 
 /** Closes the windows that fell due: open conversions become `expired`, with no event. */
 export const expireDueConversions = Effect.fn("expireDueConversions")(function* (limit = 100) {

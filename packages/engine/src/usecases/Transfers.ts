@@ -2,8 +2,8 @@ import { Conversion, PaymentRequest } from "@xaalis/core"
 import { Effect } from "effect"
 import type { ConfirmedTransfer } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
-import type { Doc } from "../ports/Store.ts"
-import { addressKey, bookConversionStep, runDuePayouts } from "./Conversions.ts"
+import type { Doc, Tx } from "../ports/Store.ts"
+import { addressKey, bookConversionStepInline, runDuePayouts } from "./Conversions.ts"
 import { newDoc, now, unitOfWork } from "./common.ts"
 import { bookPaymentRequestStep, type StoredPaymentRequest } from "./PaymentRequests.ts"
 
@@ -14,6 +14,57 @@ export interface TransferOutcome {
   readonly applied: boolean
 }
 
+interface Applied extends TransferOutcome {
+  /** Payouts booked by the unit of work, to send once it committed. */
+  readonly payouts: number
+}
+
+const notApplied = (transfer: ConfirmedTransfer, matched: TransferOutcome["matched"]): Applied => ({
+  tx_hash: transfer.tx_hash,
+  matched,
+  applied: false,
+  payouts: 0
+})
+
+/** The unit of work of one transfer (see `applyChainTransfer`). */
+const applyInUnit = Effect.fnUntraced(function* (tx: Tx, transfer: ConfirmedTransfer, key: string, t: number) {
+  const seen = yield* tx.get("transfer", key)
+  const address = addressKey(transfer.network, transfer.coin, transfer.to_address)
+  const target = (yield* tx.getByKey("conversion", address)) ?? (yield* tx.getByKey("payment_request", address))
+  const matched =
+    target === undefined ? null : { object: target.kind as "conversion" | "payment_request", id: target.id }
+  if (seen !== undefined) return notApplied(transfer, matched)
+  yield* tx.insert(newDoc({ kind: "transfer", id: key, scope: null, now: t, data: { ...transfer, matched } }))
+  if (target === undefined) {
+    const ids = yield* Ids
+    const funds = { object: null, object_id: null, ...transfer }
+    yield* tx.insert(newDoc({ kind: "late_funds", id: yield* ids.uuid, scope: null, now: t, data: funds }))
+    return notApplied(transfer, null)
+  }
+  if (target.kind === "conversion") {
+    const doc = target as Doc<Conversion.Conversion>
+    const step = Conversion.applyTransfer(doc.data, transfer, t)
+    if (step._tag === "Failure") return notApplied(transfer, matched)
+    const booked = yield* bookConversionStepInline(tx, doc, step.success, t)
+    return {
+      tx_hash: transfer.tx_hash,
+      matched,
+      applied: !step.success.effects.some((e) => e.type === "late_funds"),
+      payouts: booked.payouts
+    } satisfies Applied
+  }
+  const doc = target as Doc<StoredPaymentRequest>
+  const step = PaymentRequest.receivePayment(doc.data.request, transfer, t)
+  if (step._tag === "Failure") return notApplied(transfer, matched)
+  yield* bookPaymentRequestStep(tx, doc, step.success, t)
+  return {
+    tx_hash: transfer.tx_hash,
+    matched,
+    applied: !step.success.effects.some((e) => e.type === "late_funds"),
+    payouts: 0
+  } satisfies Applied
+})
+
 /**
  * Applies one confirmed chain transfer, at most once however often it is
  * reported: the transfer's identity (network + tx hash + log index) is inserted
@@ -21,48 +72,9 @@ export interface TransferOutcome {
  * concurrent or not — finds it and changes nothing. Then the due payouts run.
  */
 export const applyChainTransfer = Effect.fnUntraced(function* (transfer: ConfirmedTransfer) {
-  const ids = yield* Ids
   const t = yield* now
   const key = Conversion.transferKey(transfer)
-  const outcome = yield* unitOfWork((tx) =>
-    Effect.gen(function* () {
-      const seen = yield* tx.get("transfer", key)
-      const target =
-        (yield* tx.getByKey("conversion", addressKey(transfer.network, transfer.coin, transfer.to_address))) ??
-        (yield* tx.getByKey("payment_request", addressKey(transfer.network, transfer.coin, transfer.to_address)))
-      const matched =
-        target === undefined ? null : { object: target.kind as "conversion" | "payment_request", id: target.id }
-      if (seen !== undefined) return { tx_hash: transfer.tx_hash, matched, applied: false, payouts: 0 }
-      yield* tx.insert(newDoc({ kind: "transfer", id: key, scope: null, now: t, data: { ...transfer, matched } }))
-      if (target === undefined) {
-        const funds = { object: null, object_id: null, ...transfer }
-        yield* tx.insert(newDoc({ kind: "late_funds", id: yield* ids.uuid, scope: null, now: t, data: funds }))
-        return { tx_hash: transfer.tx_hash, matched: null, applied: false, payouts: 0 }
-      }
-      if (target.kind === "conversion") {
-        const doc = target as Doc<Conversion.Conversion>
-        const step = Conversion.applyTransfer(doc.data, transfer, t)
-        if (step._tag === "Failure") return { tx_hash: transfer.tx_hash, matched, applied: false, payouts: 0 }
-        const booked = yield* bookConversionStep(tx, doc, step.success, t)
-        return {
-          tx_hash: transfer.tx_hash,
-          matched,
-          applied: !step.success.effects.some((e) => e.type === "late_funds"),
-          payouts: booked.payouts
-        }
-      }
-      const doc = target as Doc<StoredPaymentRequest>
-      const step = PaymentRequest.receivePayment(doc.data.request, transfer, t)
-      if (step._tag === "Failure") return { tx_hash: transfer.tx_hash, matched, applied: false, payouts: 0 }
-      yield* bookPaymentRequestStep(tx, doc, step.success, t)
-      return {
-        tx_hash: transfer.tx_hash,
-        matched,
-        applied: !step.success.effects.some((e) => e.type === "late_funds"),
-        payouts: 0
-      }
-    })
-  )
+  const outcome = yield* unitOfWork((tx) => applyInUnit(tx, transfer, key, t))
   // payouts of the credit just booked go out now (a crash here leaves them due for the scheduler)
   if (outcome.payouts > 0) yield* runDuePayouts()
   const result: TransferOutcome = { tx_hash: outcome.tx_hash, matched: outcome.matched, applied: outcome.applied }

@@ -1,5 +1,5 @@
 import { DomainError } from "@xaalis/core"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import type { Doc, Kind, Mode, Scope, Tx } from "../ports/Store.ts"
 import { Store, StoreError, VersionConflict } from "../ports/Store.ts"
 
@@ -24,6 +24,28 @@ export const requireLive = (caller: Scope, what: string): Effect.Effect<void, Do
 
 const conflict_retries_max = 8
 
+const isVersionConflict = (e: unknown): e is VersionConflict => e instanceof VersionConflict
+
+/**
+ * Runs `work` in `store`, again from scratch on `VersionConflict`, at most
+ * `retries` more times, after a zero sleep (a yield on the live clock), as
+ * `Effect.retry` does; written out because `Effect.retry` builds its schedule on
+ * every call, which cost a transfer more than the rest of its unit of work.
+ */
+const attempt = <A, E, R>(
+  store: Store["Service"],
+  work: (tx: Tx) => Effect.Effect<A, E, R>,
+  retries: number
+): Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R> =>
+  Effect.catchIf(
+    store.transact(work) as Effect.Effect<A, E | StoreError | VersionConflict, R>,
+    isVersionConflict,
+    (e) =>
+      retries > 0
+        ? Effect.andThen(Effect.sleep(0), attempt(store, work, retries - 1))
+        : Effect.fail(new StoreError({ message: `too many concurrent updates of ${e.kind} ${e.id}` }))
+  ) as Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R>
+
 /**
  * Runs `work` as one unit of work, retried from scratch when another unit
  * updated the same row first (optimistic concurrency). A conflict that survives
@@ -32,15 +54,9 @@ const conflict_retries_max = 8
 export const unitOfWork = <A, E, R>(
   work: (tx: Tx) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R | Store> =>
-  Effect.gen(function* () {
-    const store = yield* Store
-    return yield* store.transact(work)
-  }).pipe(
-    Effect.retry({ while: (e) => e instanceof VersionConflict, times: conflict_retries_max }),
-    Effect.mapError((e: unknown) =>
-      e instanceof VersionConflict ? new StoreError({ message: `too many concurrent updates of ${e.kind} ${e.id}` }) : e
-    )
-  ) as Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R | Store>
+  Effect.contextWith((context: Context.Context<Store>) =>
+    attempt(Context.get(context, Store), work, conflict_retries_max)
+  )
 
 export const newDoc = <D>(input: {
   readonly kind: Kind
