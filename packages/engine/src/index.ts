@@ -5,6 +5,7 @@
  */
 
 export * as IdsAdapter from "./adapters/Ids.ts"
+export * as Layers from "./adapters/layers.ts"
 export * as MemoryNotifier from "./adapters/memory/MemoryNotifier.ts"
 export * as MemoryStore from "./adapters/memory/MemoryStore.ts"
 export * as Sandbox from "./adapters/sandbox/Sandbox.ts"

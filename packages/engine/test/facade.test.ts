@@ -50,3 +50,56 @@ describe("Promise facade", () => {
     }
   })
 })
+
+describe("Promise facade: every resource", () => {
+  it("payment intents, links, invoices, payment requests and the scheduler through plain async calls", async () => {
+    const engine = createEngine({ sandbox: { rate: Decimal.parse("70") as Decimal.Decimal } })
+    try {
+      const biz = await engine.createBusiness({ name: "Shop" })
+      const test = await engine.authenticate(biz.secret_key_test)
+      const live = await engine.authenticate(biz.secret_key_live)
+
+      const dry = await engine.createPaymentIntent(test, { data: { amount: 100 } }, { dry_run: true })
+      expect(dry).toMatchObject({
+        amount: 100,
+        transaction_fee: 1.5,
+        currency: "GMD",
+        status: "requires_payment_method"
+      })
+      expect((await engine.listPaymentIntents(test)).meta.total).toBe(0)
+      const pi = await engine.createPaymentIntent(test, { data: { amount: 100 } })
+      expect((await engine.reportPaymentOutcome(test, pi.payment_intent_id, "succeeded")).status).toBe("successful")
+      const again = await engine.cancelPaymentIntent(test, pi.payment_intent_id).catch((e: unknown) => e)
+      expect((again as DomainError).code).toBe("invalid_state")
+      expect((await engine.getBalance(test)).available).toBe(98.5)
+
+      const link = await engine.createPaymentLink(test, { data: { title: "Coffee", amount: 250, currency: "GMD" } })
+      expect(link).toMatchObject({ amount: 250, currency: "GMD" })
+      expect((await engine.getPaymentLink(test, link.id)).id).toBe(link.id)
+
+      const draft = await engine.createInvoice(test, { data: { amount: 500, customer: "cus_1" } }, { draft: true })
+      expect(draft.status).toBe("draft")
+      const sent = await engine.sendInvoice(test, draft.id)
+      expect(sent.status).toBe("not-paid")
+      expect(sent.invoice_number).toBe(1)
+      expect((await engine.remindInvoice(test, draft.id)).reminder_count).toBe(1)
+      expect((await engine.sandboxCustomerPaysInvoice(test, draft.id)).status).toBe("paid")
+      expect(((await engine.payInvoice(test, draft.id).catch((e: unknown) => e)) as DomainError).code).toBe(
+        "already_paid"
+      )
+      expect((await engine.listInvoices(test, { limit: "5" })).meta).toEqual({ total: 1, limit: 5, offset: 0 })
+
+      const pr = await engine.createPaymentRequest(live, { amount: 10 })
+      const paid = await engine.sandboxPayPaymentRequest(live, pr.id, { amount: 10, currency: "USDC", network: "arc" })
+      expect(paid).toMatchObject({ matched: { object: "payment_request", id: pr.id }, applied: true })
+      expect((await engine.getPaymentRequest(live, pr.id)).status).toBe("completed")
+      expect((await engine.listPaymentRequests(live)).meta.total).toBe(1)
+
+      const due = await engine.runDue()
+      expect(due.conversions_expired).toBe(0)
+      expect((await engine.listFailedWebhooks(test)).total).toBe(0)
+    } finally {
+      await engine.dispose()
+    }
+  })
+})

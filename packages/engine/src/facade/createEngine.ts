@@ -1,16 +1,24 @@
 import { type Decimal, DomainError, decodeRequest, Requests } from "@xaalis/core"
 import { Effect, Layer, ManagedRuntime, type Result } from "effect"
 import * as IdsAdapter from "../adapters/Ids.ts"
+import * as Layers from "../adapters/layers.ts"
+import * as MemoryNotifier from "../adapters/memory/MemoryNotifier.ts"
 import * as MemoryStore from "../adapters/memory/MemoryStore.ts"
 import * as Sandbox from "../adapters/sandbox/Sandbox.ts"
 import { Config, defaultEngineConfig, type EngineConfig } from "../Config.ts"
+import * as Dispatcher from "../outbox/Dispatcher.ts"
 import type { Ids } from "../ports/Ids.ts"
+import type { Notifier } from "../ports/Notifier.ts"
 import type { Store, StoreError } from "../ports/Store.ts"
+import * as Scheduler from "../Scheduler.ts"
 import * as Balance from "../usecases/Balance.ts"
 import * as Businesses from "../usecases/Businesses.ts"
 import * as Conversions from "../usecases/Conversions.ts"
 import type { Caller } from "../usecases/common.ts"
 import * as Idempotency from "../usecases/Idempotency.ts"
+import * as Invoices from "../usecases/Invoices.ts"
+import * as PaymentIntents from "../usecases/PaymentIntents.ts"
+import * as PaymentLinks from "../usecases/PaymentLinks.ts"
 import * as PaymentRequests from "../usecases/PaymentRequests.ts"
 import * as Transfers from "../usecases/Transfers.ts"
 
@@ -19,6 +27,8 @@ export interface EngineOptions {
   readonly store?: Layer.Layer<Store>
   /** An Ids layer; defaults to Node's crypto. */
   readonly ids?: Layer.Layer<Ids>
+  /** Webhook delivery; defaults to the in-memory notifier (records deliveries). */
+  readonly notifier?: Layer.Layer<Notifier>
   /** Sandbox world: simulated rate, chains, processor and payouts. */
   readonly sandbox: { readonly rate: Decimal.Decimal }
   readonly config?: Partial<EngineConfig>
@@ -55,9 +65,11 @@ export const createEngine = (options: EngineOptions) => {
   const config: EngineConfig = { ...defaultEngineConfig, ...options.config }
   const layer = Layer.mergeAll(
     options.store ?? MemoryStore.layer,
+    options.notifier ?? MemoryNotifier.layer,
     Sandbox.layer({ rate: options.sandbox.rate, base_url: config.base_url }).pipe(Layer.provideMerge(ids)),
     Layer.succeed(Config, config)
   )
+  void Layers
   const runtime = ManagedRuntime.make(layer)
   const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>): Promise<A> =>
     runtime.runPromise(
@@ -120,6 +132,78 @@ export const createEngine = (options: EngineOptions) => {
         )
       ),
     getPaymentRequest: (caller: Caller, id: string) => run(PaymentRequests.getPaymentRequest(caller, id)),
+    listPaymentRequests: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(
+        Effect.flatMap(decode(Requests.ListQuery, query), (page) => PaymentRequests.listPaymentRequests(caller, page))
+      ),
+    createPaymentIntent: (
+      caller: Caller,
+      body: unknown,
+      options: { readonly dry_run?: boolean; readonly idempotency_key?: string } = {}
+    ) =>
+      run(
+        once(
+          caller,
+          "POST /v1/payments",
+          body,
+          options.idempotency_key,
+          Effect.flatMap(decode(Requests.CreatePaymentIntentBody, body), ({ data }) =>
+            PaymentIntents.createPaymentIntent(caller, data, { dry_run: options.dry_run ?? false })
+          )
+        )
+      ),
+    getPaymentIntent: (caller: Caller, id: string) => run(PaymentIntents.getPaymentIntent(caller, id)),
+    listPaymentIntents: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => PaymentIntents.listPaymentIntents(caller, page))),
+    cancelPaymentIntent: (caller: Caller, id: string) => run(PaymentIntents.cancelPaymentIntent(caller, id)),
+    /** The processor's outcome (the sandbox's succeed/fail helpers). */
+    reportPaymentOutcome: (caller: Caller, id: string, outcome: "succeeded" | "failed", reason?: string) =>
+      run(PaymentIntents.reportPaymentOutcome(caller, id, outcome, reason)),
+    createPaymentLink: (caller: Caller, body: unknown) =>
+      run(
+        Effect.flatMap(decode(Requests.CreatePaymentLinkBody, body), ({ data }) =>
+          PaymentLinks.createPaymentLink(caller, data)
+        )
+      ),
+    getPaymentLink: (caller: Caller, id: string) => run(PaymentLinks.getPaymentLink(caller, id)),
+    listPaymentLinks: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => PaymentLinks.listPaymentLinks(caller, page))),
+    createInvoice: (caller: Caller, body: unknown, options: { readonly draft?: boolean } = {}) =>
+      run(
+        Effect.flatMap(decode(Requests.CreateInvoiceBody, body), ({ data }) => {
+          const input = { ...data, due_date: data.due_date?.text }
+          return options.draft === true
+            ? Invoices.createDraftInvoice(caller, input)
+            : Invoices.createInvoice(caller, input)
+        })
+      ),
+    getInvoice: (caller: Caller, id: string) => run(Invoices.getInvoice(caller, id)),
+    listInvoices: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => Invoices.listInvoices(caller, page))),
+    updateInvoice: (caller: Caller, id: string, body: unknown) =>
+      run(
+        Effect.flatMap(decode(Requests.UpdateInvoiceBody, body), ({ data }) =>
+          Invoices.updateInvoice(caller, id, { ...data, due_date: data.due_date?.text })
+        )
+      ),
+    payInvoice: (caller: Caller, id: string) => run(Invoices.payInvoice(caller, id)),
+    sendInvoice: (caller: Caller, id: string) => run(Invoices.sendInvoice(caller, id)),
+    remindInvoice: (caller: Caller, id: string) => run(Invoices.remindInvoice(caller, id)),
+    /** Sandbox: the customer pays an invoice through its link. */
+    sandboxCustomerPaysInvoice: (caller: Caller, id: string) => run(Invoices.customerPaysInvoice(caller, id)),
+    /** Sandbox: a payer pays a payment request through its hosted page. */
+    sandboxPayPaymentRequest: (caller: Caller, id: string, body: unknown) =>
+      run(
+        Effect.flatMap(decode(Requests.PayPaymentRequestBody, body), (p) =>
+          Transfers.payPaymentRequest(caller, id, { amount: p.amount, coin: p.currency, network: p.network })
+        )
+      ),
+    /** Runs everything due at the clock's time: expiries, overdue marks, payouts, webhook retries. */
+    runDue: () => run(Scheduler.runDue()),
+    /** Webhook deliveries that gave up after 3 days, newest first. */
+    listFailedWebhooks: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
+      run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => Dispatcher.listFailed(caller, page))),
+    resendWebhook: (caller: Caller, outbox_id: string) => run(Dispatcher.resend(caller, outbox_id)),
     getBalance: (caller: Caller) => run(Balance.getBalance(caller)),
     /** Sandbox: a confirmed chain transfer arrives (decisions §9 body). */
     sandboxTransfer: (body: unknown) =>

@@ -1,10 +1,10 @@
-import { Conversion, PaymentRequest } from "@xaalis/core"
+import { Conversion, DomainError, PaymentRequest } from "@xaalis/core"
 import { Effect } from "effect"
 import type { ConfirmedTransfer } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import type { Doc, Tx } from "../ports/Store.ts"
 import { addressKey, bookConversionStepInline, runDuePayouts } from "./Conversions.ts"
-import { newDoc, now, unitOfWork } from "./common.ts"
+import { type Caller, getScoped, newDoc, now, requireLive, unitOfWork } from "./common.ts"
 import { bookPaymentRequestStep, type StoredPaymentRequest } from "./PaymentRequests.ts"
 
 export interface TransferOutcome {
@@ -79,4 +79,32 @@ export const applyChainTransfer = Effect.fnUntraced(function* (transfer: Confirm
   if (outcome.payouts > 0) yield* runDuePayouts()
   const result: TransferOutcome = { tx_hash: outcome.tx_hash, matched: outcome.matched, applied: outcome.applied }
   return result
+})
+
+/**
+ * A payer pays a payment request through its hosted page (decisions §9 helper
+ * `minting/intents/{id}/pay`): the payment arrives as a confirmed transfer to
+ * the request's deposit address for that network and coin, with a fresh tx hash.
+ */
+export const payPaymentRequest = Effect.fn("payPaymentRequest")(function* (
+  caller: Caller,
+  id: string,
+  payment: { readonly amount: bigint; readonly coin: "USDT" | "USDC"; readonly network: "TRC20" | "ARC" }
+) {
+  yield* requireLive(caller, "Paying a stablecoin payment request")
+  const ids = yield* Ids
+  const doc = yield* unitOfWork((tx) =>
+    getScoped<StoredPaymentRequest>(tx, "payment_request", caller, id, "payment request")
+  )
+  const address = doc.data.addresses.find((a) => a.network === payment.network && a.coin === payment.coin)
+  if (address === undefined) {
+    return yield* Effect.fail(
+      new DomainError({
+        code: "validation_error",
+        message: `This request does not accept ${payment.coin} on ${payment.network}.`
+      })
+    )
+  }
+  const tx_hash = `0x${Buffer.from(yield* ids.bytes(32)).toString("hex")}`
+  return yield* applyChainTransfer({ ...payment, to_address: address.address, tx_hash, log_index: 0 })
 })
