@@ -10,7 +10,7 @@ import { Rates } from "../ports/Rates.ts"
 import { type Doc, DuplicateKey, type Page, type Scope, type Store, type StoreError, type Tx } from "../ports/Store.ts"
 import * as Present from "../present.ts"
 import type { Business } from "./Businesses.ts"
-import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, unitOfWork } from "./common.ts"
+import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, sweepDue, unitOfWork } from "./common.ts"
 
 const rateUnavailable = (message: string) => new DomainError({ code: "rate_unavailable", message })
 
@@ -205,27 +205,13 @@ export const bookConversionStep = Effect.fnUntraced(bookConversionStepBody)
 export const bookConversionStepInline = bookConversionStepBody
 
 /** Closes the windows that fell due: open conversions become `expired`, with no event. */
-export const expireDueConversions = Effect.fn("expireDueConversions")(function* (limit = 100) {
-  const t = yield* now
-  const due = yield* unitOfWork((tx) => tx.due("conversion", t, limit))
-  let expired = 0
-  for (const candidate of due) {
-    expired += yield* unitOfWork((tx) =>
-      Effect.gen(function* () {
-        const doc = (yield* tx.get("conversion", candidate.id)) as Doc<Conversion.Conversion> | undefined
-        if (doc === undefined || doc.due_at === null || doc.due_at > t) return 0
-        const step = Conversion.expire(doc.data, t)
-        if (step._tag === "Failure") {
-          yield* tx.update(revise(doc, doc.data, null))
-          return 0
-        }
-        yield* bookConversionStep(tx, doc, step.success, t)
-        return 1
-      })
-    )
-  }
-  return expired
-})
+export const expireDueConversions = (limit = 100) =>
+  sweepDue("conversion", limit, (tx, doc: Doc<Conversion.Conversion>, t) => {
+    const step = Conversion.expire(doc.data, t)
+    return step._tag === "Failure"
+      ? Effect.succeed(false)
+      : Effect.as(bookConversionStep(tx, doc, step.success, t), true)
+  })
 
 /**
  * Sends the pending mobile-money payouts. The rail is called outside any

@@ -7,7 +7,7 @@ import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, type Page, type Scope, type Tx, VersionConflict } from "../ports/Store.ts"
 import * as Present from "../present-billing.ts"
 import type { Business } from "./Businesses.ts"
-import { type Caller, fromStep, getScoped, newDoc, notFound, now, revise, unitOfWork } from "./common.ts"
+import { type Caller, fromStep, getScoped, newDoc, notFound, now, revise, sweepDue, unitOfWork } from "./common.ts"
 
 /**
  * Invoices (spec "Invoices", decisions §6, §7): create (published), create
@@ -290,23 +290,9 @@ export const customerPaysInvoice = Effect.fn("customerPaysInvoice")(function* (c
  * become `overdue` with `invoice.overdue`. Test-mode invoices are never due
  * (their `due_at` is null). A row that can no longer become overdue is cleared.
  */
-export const markOverdueInvoices = Effect.fn("markOverdueInvoices")(function* (limit = 100) {
-  const t = yield* now
-  const due = yield* unitOfWork((tx) => tx.due("invoice", t, limit))
-  let marked = 0
-  for (const candidate of due) {
-    marked += yield* unitOfWork((tx) =>
-      Effect.gen(function* () {
-        const doc = (yield* tx.get("invoice", candidate.id)) as Doc<Invoice.Invoice> | undefined
-        if (doc === undefined || doc.due_at === null || doc.due_at > t) return 0
-        if (!Invoice.isDueForOverdue(doc.data, t)) {
-          yield* tx.update(revise(doc, doc.data, null)).pipe(orDieOnDuplicate)
-          return 0
-        }
-        yield* book(tx, doc, Invoice.markOverdue(doc.data, t), t)
-        return 1
-      })
-    )
-  }
-  return marked
-})
+export const markOverdueInvoices = (limit = 100) =>
+  sweepDue("invoice", limit, (tx, doc: Doc<Invoice.Invoice>, t) =>
+    Invoice.isDueForOverdue(doc.data, t)
+      ? Effect.as(book(tx, doc, Invoice.markOverdue(doc.data, t), t), true)
+      : Effect.succeed(false)
+  )

@@ -7,7 +7,7 @@ import { Ids } from "../ports/Ids.ts"
 import { Processor } from "../ports/Processor.ts"
 import type { Doc, Page, Scope, Tx } from "../ports/Store.ts"
 import * as Present from "../present-billing.ts"
-import { type Caller, fromStep, getScoped, newDoc, now, revise, unitOfWork } from "./common.ts"
+import { type Caller, fromStep, getScoped, newDoc, now, revise, sweepDue, unitOfWork } from "./common.ts"
 
 /**
  * Payment intents (decisions §5): `POST /v1/payments` (with the `X-No-Effect`
@@ -201,25 +201,9 @@ export const reportPaymentOutcome = Effect.fn("reportPaymentOutcome")(function* 
 })
 
 /** Intents whose `expires_at` passed unpaid are cancelled (`expired`) with `payment_intent.cancelled`. */
-export const expireDuePaymentIntents = Effect.fn("expireDuePaymentIntents")(function* (limit = 100) {
-  const t = yield* now
-  const due = yield* unitOfWork((tx) => tx.due("payment_intent", t, limit))
-  let expired = 0
-  for (const candidate of due) {
-    expired += yield* unitOfWork((tx) =>
-      Effect.gen(function* () {
-        const doc = (yield* tx.get("payment_intent", candidate.id)) as Doc<PaymentIntent.PaymentIntent> | undefined
-        if (doc === undefined || doc.due_at === null || doc.due_at > t) return 0
-        const step = PaymentIntent.expire(doc.data, t)
-        if (step._tag === "Failure") {
-          // final already (or not yet past expires_at, which due_at rules out): stop looking at it
-          yield* tx.update(revise(doc, doc.data, null)).pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
-          return 0
-        }
-        yield* book(tx, doc, step, t)
-        return 1
-      })
-    )
-  }
-  return expired
-})
+export const expireDuePaymentIntents = (limit = 100) =>
+  sweepDue("payment_intent", limit, (tx, doc: Doc<PaymentIntent.PaymentIntent>, t) => {
+    const step = PaymentIntent.expire(doc.data, t)
+    // a Failure means final already (or not yet past expires_at, which due_at rules out)
+    return step._tag === "Failure" ? Effect.succeed(false) : Effect.as(book(tx, doc, step, t), true)
+  })

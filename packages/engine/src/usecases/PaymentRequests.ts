@@ -8,7 +8,7 @@ import { Ids } from "../ports/Ids.ts"
 import type { Doc, Page, Scope, Tx } from "../ports/Store.ts"
 import * as Present from "../present.ts"
 import { addressKey, freshRate } from "./Conversions.ts"
-import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, unitOfWork } from "./common.ts"
+import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, sweepDue, unitOfWork } from "./common.ts"
 
 /** A payment request as stored: the domain record plus who owns it and its deposit addresses. */
 export interface StoredPaymentRequest {
@@ -157,24 +157,10 @@ export const bookPaymentRequestStep = (
   })
 
 /** Requests whose `expires_at` passed before completion become `expired` (no event). */
-export const expireDuePaymentRequests = Effect.fn("expireDuePaymentRequests")(function* (limit = 100) {
-  const t = yield* now
-  const due = yield* unitOfWork((tx) => tx.due("payment_request", t, limit))
-  let expired = 0
-  for (const candidate of due) {
-    expired += yield* unitOfWork((tx) =>
-      Effect.gen(function* () {
-        const doc = (yield* tx.get("payment_request", candidate.id)) as Doc<StoredPaymentRequest> | undefined
-        if (doc === undefined || doc.due_at === null || doc.due_at > t) return 0
-        const step = PaymentRequest.expire(doc.data.request, t)
-        if (step._tag === "Failure") {
-          yield* tx.update(revise(doc, doc.data, null))
-          return 0
-        }
-        yield* bookPaymentRequestStep(tx, doc, step.success, t)
-        return 1
-      })
-    )
-  }
-  return expired
-})
+export const expireDuePaymentRequests = (limit = 100) =>
+  sweepDue("payment_request", limit, (tx, doc: Doc<StoredPaymentRequest>, t) => {
+    const step = PaymentRequest.expire(doc.data.request, t)
+    return step._tag === "Failure"
+      ? Effect.succeed(false)
+      : Effect.as(bookPaymentRequestStep(tx, doc, step.success, t), true)
+  })

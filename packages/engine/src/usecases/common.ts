@@ -96,3 +96,34 @@ export const getScoped = <D>(tx: Tx, kind: Kind, scope: Scope, id: string, what:
 
 /** Lifts a core `Step` result into an Effect. */
 export const fromStep = Effect.fromResult
+
+/**
+ * The scheduler's sweep: for each row of `kind` whose `due_at` has passed, in
+ * its own unit of work, re-read it (another unit may have handled it since) and
+ * let `act` apply the rule that fell due. When `act` answers false (the rule no
+ * longer applies: the object became final, or was never eligible), the row's
+ * `due_at` is cleared so it is not looked at again. Returns how many acted.
+ */
+export const sweepDue = <D, E, R>(
+  kind: Kind,
+  limit: number,
+  act: (tx: Tx, doc: Doc<D>, now: number) => Effect.Effect<boolean, E, R>
+) =>
+  Effect.gen(function* () {
+    const t = yield* now
+    const due = yield* unitOfWork((tx) => tx.due(kind, t, limit))
+    let acted = 0
+    for (const candidate of due) {
+      const done = yield* unitOfWork((tx) =>
+        Effect.gen(function* () {
+          const doc = (yield* tx.get(kind, candidate.id)) as Doc<D> | undefined
+          if (doc === undefined || doc.due_at === null || doc.due_at > t) return false
+          if (yield* act(tx, doc, t)) return true
+          yield* tx.update(revise(doc, doc.data, null))
+          return false
+        })
+      )
+      if (done) acted += 1
+    }
+    return acted
+  })
