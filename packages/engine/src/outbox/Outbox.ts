@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { Ids } from "../ports/Ids.ts"
 import type { Doc, DuplicateKey, Mode, StoreError, Tx } from "../ports/Store.ts"
 
 /** Event names of the spec's event table. */
@@ -83,3 +84,34 @@ export const enqueue = (
   }
   return docs.length === 1 ? tx.insert(docs[0] as Doc) : insertAll(tx, docs)
 }
+
+/**
+ * Publishes one event in the caller's unit of work: draws its event id and one
+ * row id per target from the Ids port, then `enqueue`s it. No targets, no rows.
+ */
+export const publish = Effect.fnUntraced(function* (
+  tx: Tx,
+  input: {
+    readonly scope: { readonly business_id: string; readonly mode: Mode }
+    readonly event: EventName
+    readonly payload: unknown
+    readonly targets: ReadonlyArray<{ readonly url: string; readonly target: OutboxRow["target"] }>
+    readonly now: number
+  }
+) {
+  if (input.targets.length === 0) return
+  const ids = yield* Ids
+  const event_id = yield* ids.uuid
+  const rowIds: Array<string> = []
+  for (let i = 0; i < input.targets.length; i++) rowIds.push(yield* ids.uuid)
+  yield* enqueue(tx, {
+    ids: rowIds,
+    event_id,
+    business_id: input.scope.business_id,
+    mode: input.scope.mode,
+    event: input.event,
+    payload: input.payload,
+    targets: input.targets,
+    now: input.now
+  })
+})

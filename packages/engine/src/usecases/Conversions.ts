@@ -2,7 +2,7 @@ import { Conversion, type Decimal, DomainError, Errors, Reference } from "@xaali
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
-import { enqueue } from "../outbox/Outbox.ts"
+import { publish } from "../outbox/Outbox.ts"
 import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
@@ -169,18 +169,11 @@ function* bookConversionStepBody(
   if (step.events.length > 0) {
     const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined
     for (const event of step.events) {
-      const event_id = yield* ids.uuid
-      const to = targets(event.conversion, business)
-      const rowIds: Array<string> = []
-      for (let i = 0; i < to.length; i++) rowIds.push(yield* ids.uuid)
-      yield* enqueue(tx, {
-        ids: rowIds,
-        event_id,
-        business_id: scope.business_id,
-        mode: scope.mode,
+      yield* publish(tx, {
+        scope,
         event: event.type,
         payload: Present.conversion(event.conversion, { timeline: false }),
-        targets: to,
+        targets: targets(event.conversion, business),
         now: t
       })
     }

@@ -2,7 +2,7 @@ import { Currency, Invoice, Money } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
-import { enqueue } from "../outbox/Outbox.ts"
+import { publish } from "../outbox/Outbox.ts"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, type Page, type Scope, type Tx, VersionConflict } from "../ports/Store.ts"
 import * as Present from "../present-billing.ts"
@@ -104,15 +104,11 @@ const applyNumbering = (
 /** Writes the events of a step to the outbox: one row per event to the invoice's `callback_url`, if any. */
 const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<Invoice.InvoiceEvent>, t: number) =>
   Effect.gen(function* () {
-    const ids = yield* Ids
     for (const event of events) {
       const url = event.invoice.callback_url
       if (url === null) continue
-      yield* enqueue(tx, {
-        ids: [yield* ids.uuid],
-        event_id: yield* ids.uuid,
-        business_id: scope.business_id,
-        mode: scope.mode,
+      yield* publish(tx, {
+        scope,
         event: event.type,
         payload: Present.invoice(event.invoice),
         targets: [{ url, target: "callback_url" }],

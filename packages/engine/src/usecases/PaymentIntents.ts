@@ -2,7 +2,7 @@ import { Currency, DomainError, Money, PaymentIntent } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
-import { enqueue } from "../outbox/Outbox.ts"
+import { publish } from "../outbox/Outbox.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Processor } from "../ports/Processor.ts"
 import type { Doc, Page, Scope, Tx } from "../ports/Store.ts"
@@ -47,15 +47,11 @@ const processorUnavailable = () =>
  */
 const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<PaymentIntent.PaymentIntentEvent>, t: number) =>
   Effect.gen(function* () {
-    const ids = yield* Ids
     for (const event of events) {
       const url = event.payment_intent.callback_url
       if (url === null) continue
-      yield* enqueue(tx, {
-        ids: [yield* ids.uuid],
-        event_id: yield* ids.uuid,
-        business_id: scope.business_id,
-        mode: scope.mode,
+      yield* publish(tx, {
+        scope,
         event: event.type,
         payload: Present.paymentIntent(event.payment_intent),
         targets: [{ url, target: "callback_url" }],

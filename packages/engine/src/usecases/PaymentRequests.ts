@@ -2,7 +2,7 @@ import { PaymentRequest } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
-import { enqueue } from "../outbox/Outbox.ts"
+import { publish } from "../outbox/Outbox.ts"
 import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import type { Doc, Page, Scope, Tx } from "../ports/Store.ts"
@@ -143,11 +143,8 @@ export const bookPaymentRequestStep = (
     }
     for (const event of step.events) {
       if (event.request.callback_url === null) continue
-      yield* enqueue(tx, {
-        ids: [yield* ids.uuid],
-        event_id: yield* ids.uuid,
-        business_id: scope.business_id,
-        mode: scope.mode,
+      yield* publish(tx, {
+        scope,
         event: event.type,
         payload: Present.chargeSucceeded(event.request, event.payment, owner(doc.data, scope)),
         targets: [{ url: event.request.callback_url, target: "callback_url" }],
