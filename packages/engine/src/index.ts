@@ -4,6 +4,7 @@
  * effect's Clock); `adapters/` holds the in-memory and sandbox implementations.
  */
 
+export * as Codec from "./adapters/Codec.ts"
 export * as IdsAdapter from "./adapters/Ids.ts"
 export * as Layers from "./adapters/layers.ts"
 export * as MemoryNotifier from "./adapters/memory/MemoryNotifier.ts"

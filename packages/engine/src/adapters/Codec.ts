@@ -1,0 +1,49 @@
+/**
+ * The text form of a row's `data` for durable adapters: JSON, with the values
+ * JSON has no form for made explicit, so that `decode(encode(x))` is deeply
+ * equal to `x` for every value the engine stores.
+ *
+ * - A bigint (minor units, micro-dollars) becomes `{"$b": "<digits>"}`.
+ * - An object key that starts with `$` gets one more `$` in front (`$x` → `$$x`),
+ *   so caller data (`metadata` is free-form) can never be read back as a bigint
+ *   marker; decoding strips it again.
+ * - `undefined` object properties are dropped, as JSON does (the engine treats a
+ *   missing optional field and an undefined one alike).
+ *
+ * The ledger's amounts are stored in their own numeric columns, not through this.
+ */
+
+const BIGINT = "$b"
+
+const escapeKeys = (value: object): object => {
+  let needs = false
+  for (const k of Object.keys(value)) if (k.charCodeAt(0) === 36 /* $ */) needs = true
+  if (!needs) return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.charCodeAt(0) === 36 ? `$${k}` : k, v]))
+}
+
+function replacer(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return { [BIGINT]: value.toString() }
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) return escapeKeys(value)
+  return value
+}
+
+function reviver(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value
+  const keys = Object.keys(value)
+  if (keys.length === 1 && keys[0] === BIGINT) {
+    const digits = (value as Record<string, unknown>)[BIGINT]
+    if (typeof digits === "string") return BigInt(digits)
+  }
+  let escaped = false
+  for (const k of keys) if (k.charCodeAt(0) === 36) escaped = true
+  if (!escaped) return value
+  // Object.fromEntries defines own properties, so a "__proto__" key stays a key
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.charCodeAt(0) === 36 ? k.slice(1) : k, v]))
+}
+
+/** Serialises a row's data. */
+export const encode = (data: unknown): string => JSON.stringify(data, replacer)
+
+/** Reads back what `encode` wrote. */
+export const decode = (text: string): unknown => JSON.parse(text, reviver)

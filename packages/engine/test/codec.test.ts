@@ -1,0 +1,75 @@
+import { deepStrictEqual } from "node:assert/strict"
+import { Codec, Conversions, Store, Transfers } from "@xaalis/engine"
+import { Effect } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { business, testLayer } from "./setup.ts"
+
+/** JSON-like trees with bigints and keys that look like the codec's own markers. */
+const tree = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.bigInt(),
+    fc.string(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(
+      fc.oneof(fc.string(), fc.constantFrom("$b", "$$b", "$", "$x", "__proto__", "constructor")),
+      tie("value"),
+      { maxKeys: 4, noNullPrototype: true }
+    )
+  )
+})).value
+
+describe("Codec (data of durable rows)", () => {
+  it("decode(encode(x)) is deeply equal to x, bigints and $-keys included", () => {
+    fc.assert(
+      fc.property(tree, (x) => {
+        // node's deepStrictEqual: vitest's toStrictEqual mistakes an own `constructor` key for a class
+        deepStrictEqual(Codec.decode(Codec.encode(x)), x)
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("caller data shaped like a bigint marker stays caller data", () => {
+    const metadata = { $b: "12", nested: { $b: "7" }, __proto__value: 1 }
+    const back = Codec.decode(Codec.encode({ metadata })) as { metadata: unknown }
+    expect(back.metadata).toStrictEqual(metadata)
+    expect(typeof (back.metadata as { $b: unknown }).$b).toBe("string")
+    const proto = Codec.decode(Codec.encode(JSON.parse('{"__proto__": {"$b": "1"}}'))) as object
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype)
+    expect(Object.keys(proto)).toStrictEqual(["__proto__"])
+  })
+
+  it("round-trips the rows the engine actually stores", async () => {
+    const docs = await Effect.runPromise(
+      Effect.gen(function* () {
+        const { live } = yield* business("https://example.test/hook")
+        const conversion = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+        yield* Transfers.applyChainTransfer({
+          network: "TRC20",
+          coin: "USDT",
+          to_address: conversion.pay_address,
+          amount: 36_820_000n,
+          tx_hash: "0xabc",
+          log_index: 0
+        })
+        const store = yield* Store
+        return yield* store.transact((tx) =>
+          Effect.all([tx.get("conversion", conversion.id), tx.list("outbox", live, { limit: 100, offset: 0 })])
+        )
+      }).pipe(Effect.provide(testLayer()))
+    )
+    const [conversion, outbox] = docs
+    expect(conversion).toBeDefined()
+    expect(outbox.docs.length).toBeGreaterThan(0)
+    for (const doc of [conversion, ...outbox.docs]) {
+      const text = Codec.encode(doc?.data)
+      expect(Codec.decode(text)).toStrictEqual(doc?.data)
+    }
+    expect(Codec.encode(conversion?.data)).toContain('"$b"')
+  })
+})

@@ -1,0 +1,9 @@
+import { defineProject } from "vitest/config"
+
+const conditions = ["@xaalis/source", "import", "module", "node", "default"]
+
+export default defineProject({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["@xaalis/source"] } },
+  test: { name: "http", include: ["test/**/*.test.ts"] }
+})
