@@ -104,6 +104,8 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
           url: row.url,
           body: row.body,
           business_id: claimed.business_id ?? "",
+          // Outbox rows always carry a mode; a row without one gets the stricter rules.
+          mode: claimed.mode ?? "live",
           attempt
         })
       )

@@ -1,4 +1,5 @@
 import { Context, Data, type Effect } from "effect"
+import type { Mode } from "./Store.ts"
 
 /** One delivery attempt of an outbox event to one URL. */
 export interface Delivery {
@@ -8,6 +9,8 @@ export interface Delivery {
   /** The exact body: `{event, payload}` serialised once when the event was written. */
   readonly body: string
   readonly business_id: string
+  /** The mode of the outbox row: a notifier may apply stricter rules to live deliveries (decisions §8). */
+  readonly mode: Mode
   readonly attempt: number
 }
 
