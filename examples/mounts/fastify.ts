@@ -1,0 +1,40 @@
+/**
+ * The xaalis API as a Fastify plugin, next to the app's own routes.
+ *
+ *   node --conditions=@xaalis/source fastify.ts      (PORT, default 3003)
+ */
+import type { AddressInfo } from "node:net"
+import { makeHttpApi, xaalisFastify } from "@xaalis/http"
+import Fastify from "fastify"
+
+export const start = async (
+  port = Number(process.env.PORT ?? 3003)
+): Promise<{ url: string; close: () => Promise<void> }> => {
+  const api = makeHttpApi({ sandbox: true })
+  const app = Fastify()
+  // The plugin reads every body as raw bytes in its own context; add `prefix` to mount it elsewhere.
+  await app.register(xaalisFastify, { handler: api.fetch })
+  app.get("/health", async () => ({ ok: true }))
+  await app.listen({ port, host: "127.0.0.1" })
+
+  // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
+  let due = Promise.resolve()
+  const timer = setInterval(() => {
+    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
+  }, 1_000)
+
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    close: async () => {
+      clearInterval(timer)
+      await app.close()
+      await due
+      await api.dispose()
+    }
+  }
+}
+
+if (import.meta.main) {
+  const { url } = await start()
+  console.log(`xaalis API (Fastify) on ${url}/v1, docs on ${url}/docs`)
+}

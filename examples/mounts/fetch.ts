@@ -1,0 +1,54 @@
+/**
+ * The xaalis API as a fetch-runtime module: the handler is already
+ * `(Request) => Promise<Response>`, so Bun, Deno and Cloudflare Workers serve
+ * the default export as it is:
+ *
+ *   bun fetch.ts  |  deno serve fetch.ts  |  a Worker's entry module
+ *
+ * On Node, the runner at the bottom serves the same module with `toNodeListener`:
+ *
+ *   node --conditions=@xaalis/source fetch.ts      (PORT, default 3005)
+ */
+import { once } from "node:events"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { makeHttpApi, toNodeListener } from "@xaalis/http"
+
+const api = makeHttpApi({ sandbox: true })
+
+export default {
+  fetch: api.fetch,
+  // Runtimes with scheduled events (Workers cron triggers) run due work here.
+  scheduled: () => api.runDue()
+}
+
+/** The tiny Node runner: serves this module's API until `close` (which disposes it). */
+export const start = async (
+  port = Number(process.env.PORT ?? 3005)
+): Promise<{ url: string; close: () => Promise<void> }> => {
+  const server = createServer(toNodeListener(api.fetch))
+  server.listen(port, "127.0.0.1")
+  await once(server, "listening")
+
+  let due = Promise.resolve()
+  const timer = setInterval(() => {
+    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
+  }, 1_000)
+
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      clearInterval(timer)
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await due
+      await api.dispose()
+    }
+  }
+}
+
+// Bun and Deno serve the default export themselves; only plain Node needs the runner.
+if (import.meta.main && !("Bun" in globalThis) && !("Deno" in globalThis)) {
+  const { url } = await start()
+  console.log(`xaalis API (fetch module on node:http) on ${url}/v1, docs on ${url}/docs`)
+}

@@ -1,0 +1,46 @@
+/**
+ * The xaalis API mounted in a Hono app, served on Node by @hono/node-server.
+ *
+ *   node --conditions=@xaalis/source hono.ts      (PORT, default 3004)
+ */
+import { once } from "node:events"
+import type { Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { serve } from "@hono/node-server"
+import { makeHttpApi, mountHono } from "@xaalis/http"
+import { Hono } from "hono"
+
+export const start = async (
+  port = Number(process.env.PORT ?? 3004)
+): Promise<{ url: string; close: () => Promise<void> }> => {
+  const api = makeHttpApi({ sandbox: true })
+  const app = new Hono()
+  app.get("/health", (c) => c.json({ ok: true }))
+  // /v1/... and /docs go to the API (with the client address under @hono/node-server);
+  // mountHono(app, api.fetch, "/payments") would put them under /payments.
+  mountHono(app, api.fetch)
+  const server = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" }) as Server
+  if (!server.listening) await once(server, "listening")
+
+  // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
+  let due = Promise.resolve()
+  const timer = setInterval(() => {
+    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
+  }, 1_000)
+
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      clearInterval(timer)
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await due
+      await api.dispose()
+    }
+  }
+}
+
+if (import.meta.main) {
+  const { url } = await start()
+  console.log(`xaalis API (Hono) on ${url}/v1, docs on ${url}/docs`)
+}

@@ -1,0 +1,78 @@
+/**
+ * The fetch handler mounted in a Hono app with Hono's own `mount()`, plus the
+ * client address when the app runs under @hono/node-server.
+ */
+import { getConnInfo } from "@hono/node-server/conninfo"
+import type { Context, Env, Hono, MiddlewareHandler } from "hono"
+import { mount } from "hono/mount"
+import { routePath } from "hono/route"
+import type { Schema } from "hono/types"
+import { contextOf, defaultPaths, type Handler, normalizePrefix } from "./internal.ts"
+
+export interface MountHonoOptions {
+  /** Path trees forwarded to the handler, under the prefix. Default `["/v1", "/docs"]`. */
+  readonly paths?: ReadonlyArray<string>
+  /**
+   * The client address given to the handler. Default: the socket's peer address under
+   * @hono/node-server, none elsewhere (pass your runtime's `getConnInfo` here, e.g. from
+   * `hono/bun`, `hono/deno` or `hono/cloudflare-workers`).
+   */
+  readonly remoteAddress?: (c: Context) => string | undefined
+}
+
+/** The peer address under @hono/node-server (its `env` carries the node request); undefined elsewhere. */
+const nodeAddress = (c: Context): string | undefined => {
+  try {
+    return getConnInfo(c).remote.address
+  } catch {
+    return undefined
+  }
+}
+
+/** `request` with `mountedAt` taken off the front of its path (query kept). */
+const strip = (request: Request, mountedAt: string): Request => {
+  const url = new URL(request.url)
+  if (!url.pathname.startsWith(mountedAt)) return request
+  url.pathname = url.pathname.slice(mountedAt.length)
+  return new Request(url, request)
+}
+
+/**
+ * Mounts the xaalis fetch handler in a Hono app, at `prefix` (default: the root).
+ * `/v1`, `/v1/*`, `/docs` and `/docs/*` under the prefix are forwarded with Hono's
+ * `mount()`, the prefix (and the app's basePath) taken off the path; every other
+ * path stays the app's.
+ *
+ * @example
+ * const app = new Hono()
+ * mountHono(app, api.fetch)               // /v1/..., /docs
+ * mountHono(app, api.fetch, "/payments")  // /payments/v1/...: the handler sees /v1/...
+ * serve({ fetch: app.fetch, port: 3000 }) // @hono/node-server: the client address is passed on
+ */
+export const mountHono = <E extends Env, S extends Schema, B extends string>(
+  app: Hono<E, S, B>,
+  handler: Handler,
+  prefix?: string,
+  options: MountHonoOptions = {}
+): Hono<E, S, B> => {
+  const base = normalizePrefix(prefix)
+  const address = options.remoteAddress ?? nodeAddress
+  const optionHandler = (c: Context) => contextOf(address(c))
+  // The route path seen at run time includes the app's basePath; what precedes
+  // the registered tail is the mount point to take off the request's path.
+  const forwardUnder =
+    (tail: string): MiddlewareHandler =>
+    (c, next) => {
+      const route = routePath(c)
+      const mountedAt = route.slice(0, route.length - tail.length)
+      return mount(handler, {
+        optionHandler,
+        replaceRequest: mountedAt === "" ? false : (request) => strip(request, mountedAt)
+      })(c, next)
+    }
+  for (const path of options.paths ?? defaultPaths) {
+    app.all(`${base}${path}`, forwardUnder(path))
+    app.all(`${base}${path}/*`, forwardUnder(`${path}/*`))
+  }
+  return app
+}
