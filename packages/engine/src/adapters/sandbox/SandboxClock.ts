@@ -1,0 +1,107 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { type Doc, Store, type StoreError, VersionConflict } from "../../ports/Store.ts"
+import { newDoc, revise, unitOfWork } from "../../usecases/common.ts"
+
+/**
+ * The sandbox clock (decisions §9): the real clock plus every advance made
+ * through the test helper. It is effect's `Clock`, so every use case, the
+ * scheduler and the outbox read sandbox time without knowing it; sleeping and
+ * monotonic time stay real (they measure durations, not dates).
+ *
+ * The total advance is a system row of the Store (kind `counter`, id
+ * `sandbox_clock`, no owner), read when the layer is built and written in the
+ * unit of work of each advance: a server restarted on the same data keeps its
+ * sandbox time. One process per store is assumed (another process's advances
+ * are seen after a restart).
+ */
+
+/** Id of the system row holding the total advance. */
+export const offset_row_id = "sandbox_clock"
+
+interface OffsetRow {
+  /** Total of every advance, milliseconds. */
+  readonly offset_ms: number
+}
+
+/** Drives the sandbox clock. */
+export class SandboxClockControl extends Context.Service<
+  SandboxClockControl,
+  {
+    /** Total advance so far, milliseconds. */
+    readonly offset: Effect.Effect<number>
+    /**
+     * Moves the clock forward by `ms` (a positive whole number), persisted in the
+     * Store before it takes effect; returns the new sandbox time (epoch ms).
+     */
+    readonly advance: (ms: number) => Effect.Effect<number, StoreError>
+  }
+>()("@xaalis/engine/adapters/sandbox/SandboxClockControl") {}
+
+/** `base` moved forward by `offset()` milliseconds; sleep and monotonic time are `base`'s. */
+export const offsetClock = (base: Clock.Clock, offset: () => number): Clock.Clock => {
+  const millis = () => base.currentTimeMillisUnsafe() + offset()
+  const nanos = () => base.currentTimeNanosUnsafe() + BigInt(offset()) * 1_000_000n
+  return {
+    currentTimeMillisUnsafe: millis,
+    currentTimeMillis: Effect.sync(millis),
+    currentTimeNanosUnsafe: nanos,
+    currentTimeNanos: Effect.sync(nanos),
+    monotonicTimeNanosUnsafe: () => base.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: base.monotonicTimeNanos,
+    sleep: (duration) => base.sleep(duration)
+  }
+}
+
+const readOffset = unitOfWork((tx) =>
+  Effect.map(tx.get("counter", offset_row_id), (doc) => (doc?.data as OffsetRow | undefined)?.offset_ms ?? 0)
+)
+
+/**
+ * The sandbox `Clock` and its `SandboxClockControl`, over the clock in place
+ * when the layer is built (the real clock; `TestClock` in tests). Requires the
+ * Store, where the offset lives; fails only if the Store cannot be read.
+ * (`Clock` is a `Context.Reference`, so it does not show in the layer's type.)
+ *
+ * @example
+ * const layer = SandboxClock.layer.pipe(Layer.provideMerge(MemoryStore.layer))
+ * // yield* SandboxClockControl -> advance(600_000): ten minutes later for every use case
+ */
+export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.effectContext(
+  Effect.gen(function* () {
+    const store = yield* Store
+    const base = yield* Clock.Clock
+    let offset = yield* readOffset.pipe(Effect.provideService(Store, store))
+    const advance = (ms: number) =>
+      Effect.gen(function* () {
+        if (!Number.isSafeInteger(ms) || ms <= 0) return yield* Effect.die(new RangeError(`advance by ${ms} ms`))
+        const total = yield* unitOfWork((tx) =>
+          Effect.gen(function* () {
+            const doc = (yield* tx.get("counter", offset_row_id)) as Doc<OffsetRow> | undefined
+            if (doc === undefined) {
+              const row: OffsetRow = { offset_ms: ms }
+              // two first advances racing: the loser retries the unit of work and updates the winner's row
+              yield* tx
+                .insert(newDoc({ kind: "counter", id: offset_row_id, scope: null, now: 0, data: row }))
+                .pipe(
+                  Effect.catchTag("DuplicateKey", () =>
+                    Effect.fail(new VersionConflict({ kind: "counter", id: offset_row_id }))
+                  )
+                )
+              return row.offset_ms
+            }
+            const row: OffsetRow = { offset_ms: doc.data.offset_ms + ms }
+            yield* tx.update(revise(doc, row)).pipe(Effect.catchTag("DuplicateKey", Effect.die))
+            return row.offset_ms
+          })
+        ).pipe(Effect.provideService(Store, store))
+        // offsets only grow: of two concurrent advances, the larger total is the later commit
+        offset = Math.max(offset, total)
+        return base.currentTimeMillisUnsafe() + offset
+      })
+    const control = SandboxClockControl.of({ offset: Effect.sync(() => offset), advance })
+    return Context.make(
+      Clock.Clock,
+      offsetClock(base, () => offset)
+    ).pipe(Context.add(SandboxClockControl, control))
+  })
+)

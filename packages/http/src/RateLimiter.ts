@@ -1,0 +1,98 @@
+import { Context, Effect, Layer } from "effect"
+
+/** The answer of the limiter for one request. */
+export interface RateDecision {
+  readonly allowed: boolean
+  /** Requests a full bucket holds (the burst): `RateLimit-Limit`. */
+  readonly limit: number
+  /** Whole requests left after this one: `RateLimit-Remaining`. */
+  readonly remaining: number
+  /** Seconds (rounded up) until the bucket is full again: `RateLimit-Reset`. */
+  readonly reset_seconds: number
+  /** When refused: seconds (rounded up) until one request is allowed again: `Retry-After`. 0 when allowed. */
+  readonly retry_after_seconds: number
+}
+
+/**
+ * The rate limiting port: `take` spends one request for `key` (an API key, or
+ * a client address for requests without a valid key) and says whether it is
+ * allowed. A shared limiter (Redis, the database) for several server processes
+ * plugs in here as a Layer; the in-memory token bucket below serves one process.
+ */
+export class RateLimiter extends Context.Service<
+  RateLimiter,
+  { readonly take: (key: string) => Effect.Effect<RateDecision> }
+>()("@xaalis/http/RateLimiter") {}
+
+export interface TokenBucketOptions {
+  /** Sustained requests per second (refill rate), > 0. */
+  readonly rps: number
+  /** Bucket size: requests allowed at once after a quiet period, >= 1. */
+  readonly burst: number
+  /**
+   * Monotonic time source in milliseconds (default `performance.now`): real
+   * elapsed time, never the sandbox clock, so advancing sandbox time does not
+   * refill buckets. Injectable for tests.
+   */
+  readonly now?: () => number
+  /** Buckets kept before full (idle) buckets are swept; default 10,000. */
+  readonly buckets_max?: number
+}
+
+interface Bucket {
+  tokens: number
+  at: number
+}
+
+/**
+ * A token bucket per key: `burst` tokens, refilled at `rps` per second, one
+ * token per request. A key absent from the table has a full bucket, so full
+ * buckets are dropped when the table grows past `buckets_max`: memory stays
+ * bounded by the keys active in the last `burst / rps` seconds.
+ */
+export const makeTokenBucket = (options: TokenBucketOptions): RateLimiter["Service"] => {
+  const { rps, burst } = options
+  if (!(rps > 0) || !Number.isFinite(rps)) throw new RangeError("rateLimit.rps must be a positive number")
+  if (!(burst >= 1) || !Number.isFinite(burst)) throw new RangeError("rateLimit.burst must be at least 1")
+  const now = options.now ?? (() => performance.now())
+  const buckets_max = options.buckets_max ?? 10_000
+  const buckets = new Map<string, Bucket>()
+  const refill = (b: Bucket, t: number) => {
+    if (t > b.at) {
+      b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rps)
+      b.at = t
+    }
+  }
+  const sweep = (t: number) => {
+    for (const [key, b] of buckets) {
+      refill(b, t)
+      if (b.tokens >= burst) buckets.delete(key)
+    }
+  }
+  return RateLimiter.of({
+    take: (key) =>
+      Effect.sync(() => {
+        const t = now()
+        let b = buckets.get(key)
+        if (b === undefined) {
+          if (buckets.size >= buckets_max) sweep(t)
+          b = { tokens: burst, at: t }
+          buckets.set(key, b)
+        } else refill(b, t)
+        const allowed = b.tokens >= 1
+        if (allowed) b.tokens -= 1
+        const decision: RateDecision = {
+          allowed,
+          limit: Math.floor(burst),
+          remaining: Math.floor(b.tokens),
+          reset_seconds: Math.ceil((burst - b.tokens) / rps),
+          retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rps))
+        }
+        return decision
+      })
+  })
+}
+
+/** The in-memory token-bucket limiter as a Layer. */
+export const layerMemory = (options: TokenBucketOptions): Layer.Layer<RateLimiter> =>
+  Layer.sync(RateLimiter, () => makeTokenBucket(options))

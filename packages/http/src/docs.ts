@@ -1,0 +1,222 @@
+import { createHash } from "node:crypto"
+
+/**
+ * The interactive documentation page served at `GET /docs`: one self-contained
+ * HTML document (inline style and script, no CDN, no external request; its
+ * Content-Security-Policy allows nothing else). It loads `/v1/openapi.json`
+ * from the same origin and mount prefix, lists every operation with its
+ * parameters and schemas, and has a try-it form per operation (bearer key,
+ * path and query parameters, JSON body, Idempotency-Key) that sends the
+ * request and shows the status and body.
+ */
+
+const style = `
+:root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; }
+body { margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem 4rem; }
+header { position: sticky; top: 0; background: #fafafa; padding: .5rem 0; border-bottom: 1px solid #ddd; z-index: 1; }
+h1 { font-size: 1.4rem; margin: .2rem 0; }
+h2 { font-size: 1.1rem; margin: 1.6rem 0 .4rem; }
+label { display: block; font-size: .85rem; margin: .4rem 0 .1rem; color: #444; }
+input, textarea, select { font: inherit; font-size: .9rem; width: 100%; box-sizing: border-box; padding: .3rem; }
+textarea { font-family: ui-monospace, monospace; min-height: 7rem; }
+details.op { background: #fff; border: 1px solid #ddd; border-radius: 6px; margin: .4rem 0; }
+details.op > summary { cursor: pointer; padding: .5rem .7rem; }
+details.op > div { padding: 0 .9rem .9rem; }
+.method { display: inline-block; min-width: 3.5rem; font-weight: 700; font-family: ui-monospace, monospace; }
+.GET { color: #0b6e2e; } .POST { color: #0b4f9e; } .PUT { color: #8a5a00; }
+.badge { font-size: .75rem; background: #eee; border-radius: 4px; padding: 0 .3rem; margin-left: .4rem; }
+pre { background: #f3f3f3; padding: .5rem; overflow: auto; max-height: 24rem; font-size: .8rem; }
+button { font: inherit; padding: .35rem 1rem; margin-top: .6rem; cursor: pointer; }
+.status { font-weight: 700; margin-top: .6rem; }
+.cols { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.cols > div { min-width: 0; }
+@media (max-width: 800px) { .cols { grid-template-columns: 1fr; } }
+`
+
+const script = `
+"use strict";
+const base = location.pathname.replace(/\\/docs\\/?$/, "");
+const el = (tag, attrs, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v; else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c);
+  return node;
+};
+const pretty = (v) => JSON.stringify(v, null, 2);
+const show = (schema, doc) => {
+  if (!schema.$ref) return pretty(schema);
+  const name = schema.$ref.split("/").pop();
+  return name + " = " + pretty(doc.components.schemas[name]);
+};
+const example = (schema, doc, depth) => {
+  if (!schema || depth > 6) return null;
+  if (schema.$ref) return example(doc.components.schemas[schema.$ref.split("/").pop()], doc, depth + 1);
+  const choice = schema.anyOf || schema.oneOf;
+  if (choice) return example(choice.find((s) => s.type !== "null") || choice[0], doc, depth + 1);
+  if (schema.enum) return schema.enum[0];
+  switch (schema.type) {
+    case "object": {
+      const out = {};
+      for (const name of schema.required || []) out[name] = example(schema.properties[name], doc, depth + 1);
+      return out;
+    }
+    case "array": return [];
+    case "number": case "integer": return schema.minimum !== undefined ? Math.max(schema.minimum, 1) : 1;
+    case "boolean": return false;
+    case "string": return schema.format === "uri" ? "https://example.com" : "text";
+    default: return null;
+  }
+};
+const operation = (doc, path, method, op) => {
+  const id = op.operationId;
+  const inputs = {};
+  const form = el("div", {});
+  const field = (name, testid, placeholder) => {
+    const input = el("input", { "data-testid": testid, placeholder: placeholder || "" });
+    inputs[name] = input;
+    form.append(el("label", {}, name), input);
+  };
+  const params = op.parameters || [];
+  for (const p of params) field(p.in + ":" + p.name, "param-" + id + "-" + p.name, p.in + (p.required ? ", required" : ""));
+  let body = null;
+  if (op.requestBody) {
+    const schema = op.requestBody.content["application/json"].schema;
+    body = el("textarea", { "data-testid": "body-" + id }, pretty(example(schema, doc, 0) || {}));
+    form.append(el("label", {}, "JSON body"), body);
+  }
+  const send = el("button", { "data-testid": "send-" + id, type: "button" }, "Send");
+  const status = el("div", { class: "status", "data-testid": "status-" + id });
+  const output = el("pre", { "data-testid": "response-" + id });
+  send.addEventListener("click", async () => {
+    let url = base + path;
+    const query = new URLSearchParams();
+    const headers = {};
+    for (const p of params) {
+      const v = inputs[p.in + ":" + p.name].value;
+      if (v === "") continue;
+      if (p.in === "path") url = url.replace("{" + p.name + "}", encodeURIComponent(v));
+      else if (p.in === "query") query.set(p.name, v);
+      else headers[p.name] = v;
+    }
+    if (query.size > 0) url += "?" + query;
+    const key = document.getElementById("key").value.trim();
+    if (key !== "") headers.Authorization = "Bearer " + key;
+    const init = { method: method.toUpperCase(), headers };
+    if (body !== null && body.value.trim() !== "") {
+      headers["Content-Type"] = "application/json";
+      init.body = body.value;
+    }
+    status.textContent = "…";
+    output.textContent = "";
+    try {
+      const res = await fetch(url, init);
+      const text = await res.text();
+      status.textContent = res.status + " " + res.statusText;
+      let shown = text;
+      try {
+        const parsed = JSON.parse(text);
+        shown = pretty(parsed);
+        const keyInput = document.getElementById("key");
+        if (parsed && parsed.secret_key_test && keyInput.value === "") keyInput.value = parsed.secret_key_test;
+      } catch {}
+      output.textContent = shown;
+    } catch (e) {
+      status.textContent = "network error";
+      output.textContent = String(e);
+    }
+  });
+  const schemas = el("div", { class: "cols" });
+  if (op.requestBody) {
+    schemas.append(el("div", {}, el("h3", {}, "Request body"), el("pre", {}, show(op.requestBody.content["application/json"].schema, doc))));
+  }
+  const ok = Object.entries(op.responses).find(([code]) => code.startsWith("2"));
+  if (ok) schemas.append(el("div", {}, el("h3", {}, "Response " + ok[0]), el("pre", {}, show(ok[1].content["application/json"].schema, doc))));
+  const errors = Object.entries(op.responses).filter(([code]) => !code.startsWith("2")).map(([code, r]) => code + " " + r.description);
+  const badges = [];
+  if (op.security && op.security.length === 0) badges.push(el("span", { class: "badge" }, "no key"));
+  if (op["x-live-key-only"]) badges.push(el("span", { class: "badge" }, "live key"));
+  if (op["x-sandbox-only"]) badges.push(el("span", { class: "badge" }, "sandbox"));
+  return el(
+    "details",
+    { class: "op", "data-testid": "op-" + id, id: "op-" + id },
+    el("summary", {}, el("span", { class: "method " + method.toUpperCase() }, method.toUpperCase()), " ", el("code", {}, path), " — " + op.summary, ...badges),
+    el("div", {}, el("p", {}, op.description || ""), schemas, el("p", {}, "Errors: " + errors.join("; ")), el("h3", {}, "Try it"), form, send, status, output)
+  );
+};
+const main = async () => {
+  const root = document.getElementById("ops");
+  let doc;
+  try {
+    const res = await fetch(base + "/v1/openapi.json");
+    doc = await res.json();
+  } catch (e) {
+    root.textContent = "Could not load " + base + "/v1/openapi.json: " + e;
+    return;
+  }
+  root.textContent = "";
+  document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
+  document.getElementById("intro").textContent = doc.info.description;
+  const byTag = new Map();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const tag = (op.tags || ["Other"])[0];
+      if (!byTag.has(tag)) byTag.set(tag, []);
+      byTag.get(tag).push(operation(doc, path, method, op));
+    }
+  }
+  for (const [tag, ops] of byTag) root.append(el("h2", {}, tag), ...ops);
+  const components = el("details", { class: "op" }, el("summary", {}, "Schemas (components)"));
+  const list = el("div", {});
+  for (const [name, schema] of Object.entries(doc.components.schemas)) {
+    list.append(el("h3", { id: "schema-" + name }, name), el("pre", {}, pretty(schema)));
+  }
+  components.append(list);
+  root.append(el("h2", {}, "Schemas"), components);
+  root.setAttribute("data-ready", "true");
+};
+main();
+`
+
+const hash = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`
+
+/** The page itself. */
+export const docsHtml = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>xaalis API</title>
+<link rel="icon" href="data:,">
+<style>${style}</style>
+</head>
+<body>
+<header>
+<h1 id="title">xaalis API</h1>
+<label for="key">Secret key (Authorization: Bearer …). Create a sandbox business below to get one.</label>
+<input id="key" data-testid="key" autocomplete="off" spellcheck="false" placeholder="sk_test_… or sk_live_…">
+</header>
+<p id="intro"></p>
+<main id="ops" data-testid="ops">Loading…</main>
+<script>${script}</script>
+</body>
+</html>
+`
+
+/** Headers of the page: only its own inline style and script, and requests to its own origin. */
+export const docsHeaders: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-content-type-options": "nosniff",
+  "content-security-policy": [
+    "default-src 'none'",
+    `script-src ${hash(script)}`,
+    `style-src ${hash(style)}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+}

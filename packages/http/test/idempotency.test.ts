@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { expectError, type Setup, setup } from "./helpers.ts"
+
+let s: Setup
+afterEach(async () => {
+  expect(s.faults.map((f) => f.message)).toEqual([])
+  await s.api.dispose()
+})
+
+const hook = "http://127.0.0.1:9/hooks/idem"
+const transactions = (entries: ReadonlyArray<{ transaction_id: string }>) =>
+  new Set(entries.map((e) => e.transaction_id)).size
+
+describe("Idempotency-Key", () => {
+  it("replays the first response (status and body) with one side effect: one object, one posting, one event", async () => {
+    s = setup()
+    const biz = await s.business()
+    const key = biz.secret_key_live
+    const conversion = await s.call("POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 5000, callback_url: hook },
+      headers: { "idempotency-key": "conv-1" }
+    })
+    const again = await s.call("POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 5000, callback_url: hook },
+      headers: { "idempotency-key": "conv-1" }
+    })
+    expect(again.status).toBe(201)
+    expect(again.text).toBe(conversion.text)
+    expect((await s.call("GET", "/v1/minting/ramps", { key })).body.meta.total).toBe(1)
+
+    // no tx_hash: each unkeyed report would be a new transfer; under one key it is applied once
+    const transfer = {
+      network: "TRC20",
+      currency: "USDT",
+      to_address: conversion.body.pay_address,
+      amount: 73.64
+    }
+    const first = await s.call("POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: transfer,
+      headers: { "idempotency-key": "tx-1" }
+    })
+    const replay = await s.call("POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: transfer,
+      headers: { "idempotency-key": "tx-1" }
+    })
+    expect(first.body.applied).toBe(true)
+    expect({ status: replay.status, text: replay.text }).toEqual({ status: first.status, text: first.text })
+    const ramp = await s.call("GET", `/v1/minting/ramps/${conversion.body.id}`, { key })
+    expect(ramp.body).toMatchObject({ status: "paid", actually_paid: 73.64 })
+    expect(transactions(await s.ledger())).toBe(1)
+    const events = (await s.outbox(biz.id, "live")).map((d) => (d.data as { event: string }).event)
+    expect(events).toEqual(["ramp.paid"])
+  })
+
+  it("replays a recorded error, and answers a different request under the same key with 409 idempotency_conflict", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const bad = await s.call("POST", "/v1/payments", {
+      key,
+      body: { data: { amount: -1 } },
+      headers: { "idempotency-key": "pay-1" }
+    })
+    expectError(bad, 400, "validation_error")
+    const badAgain = await s.call("POST", "/v1/payments", {
+      key,
+      body: { data: { amount: -1 } },
+      headers: { "idempotency-key": "pay-1" }
+    })
+    expect({ status: badAgain.status, text: badAgain.text }).toEqual({ status: 400, text: bad.text })
+    expectError(
+      await s.call("POST", "/v1/payments", {
+        key,
+        body: { data: { amount: 1 } },
+        headers: { "idempotency-key": "pay-1" }
+      }),
+      409,
+      "idempotency_conflict"
+    )
+
+    const ok = await s.call("POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 100 } },
+      headers: { "idempotency-key": "pay-2" }
+    })
+    expect(ok.status).toBe(201)
+    // the same body on another path, or another body, under the same key
+    expectError(
+      await s.call("POST", "/v1/payment-links", {
+        key,
+        body: { data: { amount: 100 } },
+        headers: { "idempotency-key": "pay-2" }
+      }),
+      409,
+      "idempotency_conflict"
+    )
+    expectError(
+      await s.call("POST", "/v1/payments", {
+        key,
+        body: { data: { amount: 101 } },
+        headers: { "idempotency-key": "pay-2" }
+      }),
+      409,
+      "idempotency_conflict"
+    )
+    // the body is compared byte for byte: the same object with other spacing is another request
+    expectError(
+      await s.call("POST", "/v1/payments", {
+        key,
+        raw: '{ "data": { "amount": 100 } }',
+        headers: { "idempotency-key": "pay-2", "content-type": "application/json" }
+      }),
+      409,
+      "idempotency_conflict"
+    )
+    expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(1)
+  })
+
+  it("is scoped to the business and mode", async () => {
+    s = setup()
+    const a = await s.business({ name: "A" })
+    const b = await s.business({ name: "B" })
+    const headers = { "idempotency-key": "same-key" }
+    for (const key of [a.secret_key_test, a.secret_key_live, b.secret_key_test]) {
+      const res = await s.call("POST", "/v1/payment-links", { key, body: { data: { amount: 5 } }, headers })
+      expect(res.status).toBe(201)
+    }
+    for (const key of [a.secret_key_test, a.secret_key_live, b.secret_key_test]) {
+      expect((await s.call("GET", "/v1/payment-links", { key })).body.meta.total).toBe(1)
+    }
+  })
+
+  it("refuses a key that breaks the length or charset limits with 400, before anything runs", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    for (const value of ["", " ", "a b", "x".repeat(256), "clé", "tab\there"]) {
+      const res = await s.call("POST", "/v1/payments", {
+        key,
+        body: { data: { amount: 1 } },
+        headers: { "idempotency-key": value }
+      })
+      expectError(res, 400, "validation_error")
+    }
+    expect(
+      (
+        await s.call("POST", "/v1/payments", {
+          key,
+          body: { data: { amount: 1 } },
+          headers: { "idempotency-key": "x".repeat(255) }
+        })
+      ).status
+    ).toBe(201)
+    expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(1)
+    // business creation has no key scope: the header is ignored there
+    const one = await s.call("POST", "/v1/test_helpers/businesses", { body: {}, headers: { "idempotency-key": "b" } })
+    const two = await s.call("POST", "/v1/test_helpers/businesses", { body: {}, headers: { "idempotency-key": "b" } })
+    expect([one.status, two.status]).toEqual([201, 201])
+    expect(one.body.id).not.toBe(two.body.id)
+  })
+})
+
+describe("X-No-Effect", () => {
+  it("is a dry run: 200 with the would-be object, nothing stored or sent, and the key not consumed", async () => {
+    s = setup()
+    const biz = await s.business()
+    const key = biz.secret_key_test
+    const dry = await s.call("POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 250, callback_url: hook } },
+      headers: { "x-no-effect": "true", "idempotency-key": "dry-1" }
+    })
+    expect(dry.status).toBe(200)
+    expect(dry.body).toMatchObject({ amount: 250, transaction_fee: 3.75, status: "requires_payment_method" })
+    expectError(await s.call("GET", `/v1/payments/${dry.body.payment_intent_id}`, { key }), 404, "not_found")
+    expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(0)
+    expect(await s.outbox(biz.id, "test")).toEqual([])
+    await s.api.runDue()
+    expect(await s.deliveries()).toEqual([])
+    // X-No-Effect: false is a real create; the dry run did not use the idempotency key
+    const real = await s.call("POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 250, callback_url: hook } },
+      headers: { "x-no-effect": "FALSE", "idempotency-key": "dry-1" }
+    })
+    expect(real.status).toBe(201)
+    await vi.waitFor(async () => expect((await s.deliveries()).map((d) => d.url)).toEqual([hook]))
+    expectError(
+      await s.call("POST", "/v1/payments", { key, body: { data: { amount: 1 } }, headers: { "x-no-effect": "yes" } }),
+      400,
+      "validation_error"
+    )
+    // a dry run validates like the real thing
+    expectError(
+      await s.call("POST", "/v1/payments", { key, body: { data: { amount: 0 } }, headers: { "x-no-effect": "true" } }),
+      400,
+      "validation_error"
+    )
+  })
+})

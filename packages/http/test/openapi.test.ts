@@ -1,0 +1,166 @@
+import { routes, routesFor } from "@xaalis/http"
+import { JsonSchema, Schema, SchemaRepresentation } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Answer, type Setup, setup } from "./helpers.ts"
+import { everyOperation } from "./scenario.ts"
+
+let s: Setup
+afterEach(async () => {
+  await s.api.dispose()
+})
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked as plain JSON
+type Doc = any
+
+/** Every `$ref` anywhere in `value`, with where it was found. */
+const refs = (value: unknown, at = "#"): Array<{ at: string; ref: string }> => {
+  if (value === null || typeof value !== "object") return []
+  const out: Array<{ at: string; ref: string }> = []
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "$ref" && typeof v === "string") out.push({ at, ref: v })
+    else out.push(...refs(v, `${at}/${k}`))
+  }
+  return out
+}
+
+/** Resolves a local JSON pointer (`#/components/schemas/Invoice`) in `doc`. */
+const resolve = (doc: Doc, ref: string): unknown =>
+  ref
+    .replace(/^#\//, "")
+    .split("/")
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc)
+
+/**
+ * A validator built from the document's own JSON Schema (OpenAPI 3.1 dialect),
+ * by effect's JSON Schema importer: independent of the effect Schemas the
+ * document was generated from.
+ */
+const validatorOf = (doc: Doc, schema: JsonSchema.JsonSchema) => {
+  const definitions = Object.fromEntries(
+    Object.entries(doc.components.schemas as Record<string, JsonSchema.JsonSchema>).map(([name, def]) => [
+      name,
+      JsonSchema.fromSchemaOpenApi3_1(def).schema
+    ])
+  )
+  const imported = SchemaRepresentation.fromJsonSchemaDocument(
+    { dialect: "draft-2020-12", schema: JsonSchema.fromSchemaOpenApi3_1(schema).schema, definitions },
+    { patterns: "apply" }
+  )
+  return (value: unknown) => Schema.decodeUnknownResult(imported as Schema.Codec<unknown>)(value)._tag === "Success"
+}
+
+const operationOf = (doc: Doc, operationId: string) => {
+  for (const item of Object.values(doc.paths as Record<string, Record<string, Doc>>)) {
+    for (const op of Object.values(item)) if (op.operationId === operationId) return op
+  }
+  throw new Error(`no operation ${operationId}`)
+}
+
+describe("GET /v1/openapi.json", () => {
+  it("is an OpenAPI 3.1 document served without a key, listing every route of the table exactly once", async () => {
+    s = setup()
+    const res = await s.call("GET", "/v1/openapi.json")
+    expect(res.status).toBe(200)
+    const doc: Doc = res.body
+    expect(doc.openapi).toBe("3.1.0")
+    expect(doc.info.version).toBe("1.0.0")
+    expect(doc.components.securitySchemes.bearerAuth).toEqual(
+      expect.objectContaining({ type: "http", scheme: "bearer" })
+    )
+    const listed = Object.entries(doc.paths as Record<string, Record<string, Doc>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`)
+    )
+    expect(listed.sort()).toEqual(routes.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort())
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(routes.length)
+    for (const r of routes) {
+      const op = operationOf(doc, r.operationId)
+      expect({ id: r.operationId, security: op.security }).toEqual({
+        id: r.operationId,
+        security: r.auth === "none" ? [] : [{ bearerAuth: [] }]
+      })
+      expect(Object.keys(op.responses)).toContain(String(r.status))
+      expect(op.responses["500"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" })
+      if (r.body !== undefined) expect(op.requestBody.content["application/json"].schema).toBeDefined()
+      if (r.auth === "live") expect(Object.keys(op.responses)).toContain("403")
+      const names = (op.parameters ?? []).map((p: { name: string }) => p.name)
+      if (r.method === "POST" && r.auth !== "none") expect(names).toContain("Idempotency-Key")
+      if (r.query !== undefined) expect(names).toEqual(expect.arrayContaining(["limit", "offset"]))
+      for (const m of r.path.matchAll(/\{(\w+)\}/g)) expect(names).toContain(m[1])
+    }
+    expect(routesFor(false).every((r) => !r.sandbox_only)).toBe(true)
+  })
+
+  it("has no dangling $ref", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const all = refs(doc)
+    expect(all.length).toBeGreaterThan(20)
+    for (const { at, ref } of all) {
+      expect({ at, ref, local: ref.startsWith("#/") }).toEqual({ at, ref, local: true })
+      expect({ at, ref, resolves: resolve(doc, ref) !== undefined }).toEqual({ at, ref, resolves: true })
+    }
+  })
+
+  it("describes the answers the API actually gives, successes and errors", async () => {
+    s = setup({ rateLimit: { rps: 1000, burst: 1000 } })
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const { answers, test, live, ids } = await everyOperation(s)
+    const errors: Array<[string, Answer]> = [
+      ["getBalance", await s.call("GET", "/v1/balance")],
+      ["createConversion", await s.call("POST", "/v1/minting/offramp", { key: test, body: {} })],
+      ["createConversion", await s.call("POST", "/v1/minting/offramp", { key: live, body: { gmd_amount: 1 } })],
+      ["getInvoice", await s.call("GET", "/v1/invoices/nope", { key: test })],
+      ["payInvoice", await s.call("POST", `/v1/invoices/${ids.draft.id}/pay`, { key: test })],
+      [
+        "createPaymentLink",
+        await s.call("POST", "/v1/payment-links", {
+          key: test,
+          body: { data: { amount: 1 } },
+          headers: { "idempotency-key": "k" }
+        })
+      ],
+      [
+        "createPaymentLink",
+        await s.call("POST", "/v1/payment-links", {
+          key: test,
+          body: { data: { amount: 2 } },
+          headers: { "idempotency-key": "k" }
+        })
+      ]
+    ]
+    expect(errors.map(([, a]) => a.status)).toEqual([401, 403, 400, 404, 409, 201, 409])
+    let checked = 0
+    for (const [operationId, seen] of [...answers, ...errors.map(([id, a]) => [id, [a]] as const)]) {
+      const op = operationOf(doc, operationId)
+      for (const a of seen) {
+        const response = op.responses[String(a.status)]
+        expect({ operationId, status: a.status, documented: response !== undefined }).toEqual({
+          operationId,
+          status: a.status,
+          documented: true
+        })
+        const valid = validatorOf(doc, response.content["application/json"].schema)
+        expect({ operationId, status: a.status, valid: valid(a.body) }).toEqual({
+          operationId,
+          status: a.status,
+          valid: true
+        })
+        for (const name of Object.keys(response.headers ?? {})) {
+          expect({ operationId, name, sent: a.headers.get(name) !== null }).toEqual({ operationId, name, sent: true })
+        }
+        checked += 1
+      }
+    }
+    expect(checked).toBeGreaterThan(routes.length)
+    // the validators are not vacuous
+    const conversion = validatorOf(doc, { $ref: "#/components/schemas/Conversion" })
+    const sample = answers.get("createConversion")?.[0]?.body
+    expect(conversion(sample)).toBe(true)
+    expect(conversion({ ...sample, id: undefined })).toBe(false)
+    expect(conversion({ ...sample, status: "sent" })).toBe(false)
+    expect(conversion({ ...sample, pay_amount: "73.64" })).toBe(false)
+    const error = validatorOf(doc, { $ref: "#/components/schemas/Error" })
+    expect(error({ error: { message: "x", code: "teapot" } })).toBe(false)
+  })
+})
