@@ -1,0 +1,71 @@
+/**
+ * `npm start`: the reference server of decisions §9 with the settings of the
+ * environment (see config.ts). Stops gracefully on SIGTERM/SIGINT; a second
+ * signal exits at once.
+ */
+import { ConfigError, fromEnv } from "./config.ts"
+import { jsonLines, type RunningServer, startServer } from "./server.ts"
+
+const log = jsonLines()
+
+const main = async () => {
+  let config: ReturnType<typeof fromEnv>
+  try {
+    config = fromEnv(process.env)
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`xaalis: ${e.message}\n`)
+      process.exit(2)
+    }
+    throw e
+  }
+  // Handlers first: a signal that arrives before any listener exists kills the process outright.
+  let server: RunningServer | undefined
+  let stopping = false
+  let signals = 0
+  const stop = (signal: string) => {
+    signals += 1
+    if (signals > 1) process.exit(1)
+    stopping = true
+    log({ level: "info", msg: "shutting down", signal })
+    if (server !== undefined) shutdown(server) // else still starting: shut down right after start below
+  }
+  const shutdown = (running: RunningServer) =>
+    running.close().then(
+      () => {
+        log({ level: "info", msg: "stopped" })
+        process.exit(0)
+      },
+      (e: unknown) => {
+        log({ level: "error", msg: "shutdown failed", error: String(e) })
+        process.exit(1)
+      }
+    )
+  process.on("SIGTERM", () => stop("SIGTERM"))
+  process.on("SIGINT", () => stop("SIGINT"))
+
+  server = await startServer(config, log)
+  const where =
+    config.store.kind === "embedded"
+      ? `embedded store in ${config.store.dataDir}`
+      : config.store.kind === "postgres"
+        ? "PostgreSQL (DATABASE_URL)"
+        : "in-memory store (data is lost on exit)"
+  const lines = [
+    `xaalis listening on ${server.url} (${config.sandbox ? "sandbox" : "sandbox off"}, ${where})`,
+    `API description: ${server.url}/v1/openapi.json · interactive docs: ${server.url}/docs`
+  ]
+  if (config.sandbox) {
+    lines.push(
+      "Create a sandbox business:",
+      `  curl -s -X POST ${server.url}/v1/test_helpers/businesses -H 'content-type: application/json' -d '{"name":"My shop"}'`
+    )
+  }
+  process.stdout.write(`${lines.join("\n")}\n`)
+  if (stopping) shutdown(server)
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`xaalis: could not start: ${e instanceof Error ? e.message : String(e)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest"
+import { ConfigError, fromEnv } from "../src/config.ts"
+
+describe("server configuration from the environment (decisions §9)", () => {
+  it("has the documented defaults", () => {
+    const c = fromEnv({})
+    expect(c).toStrictEqual({
+      port: 3000,
+      host: "127.0.0.1",
+      dataDir: "./.data",
+      sandbox: true,
+      rate: "70",
+      conversionFeePercent: "1",
+      paymentRequestFeePercent: "1",
+      paymentFeePercent: "1.5",
+      rateLimit: { rps: 100, burst: 200 },
+      store: { kind: "embedded", dataDir: "./.data" },
+      baseUrl: undefined
+    })
+  })
+
+  it("reads every variable", () => {
+    const c = fromEnv({
+      PORT: "8080",
+      HOST: "0.0.0.0",
+      DATA_DIR: "/var/lib/xaalis",
+      SANDBOX: "0",
+      USD_GMD_RATE: "71.25",
+      CONVERSION_FEE_PERCENT: "0.5",
+      PAYMENT_REQUEST_FEE_PERCENT: "2",
+      PAYMENT_FEE_PERCENT: "0",
+      RATE_LIMIT_RPS: "5",
+      RATE_LIMIT_BURST: "10",
+      PUBLIC_BASE_URL: "https://pay.example.gm"
+    })
+    expect(c.port).toBe(8080)
+    expect(c.host).toBe("0.0.0.0")
+    expect(c.sandbox).toBe(false)
+    expect(c.rate).toBe("71.25")
+    expect([c.conversionFeePercent, c.paymentRequestFeePercent, c.paymentFeePercent]).toStrictEqual(["0.5", "2", "0"])
+    expect(c.rateLimit).toStrictEqual({ rps: 5, burst: 10 })
+    expect(c.store).toStrictEqual({ kind: "embedded", dataDir: "/var/lib/xaalis" })
+    expect(c.baseUrl).toBe("https://pay.example.gm")
+  })
+
+  it("picks PostgreSQL when DATABASE_URL is set, memory or embedded when STORE says so", () => {
+    expect(fromEnv({ DATABASE_URL: "postgres://db/x" }).store).toStrictEqual({
+      kind: "postgres",
+      url: "postgres://db/x"
+    })
+    expect(fromEnv({ DATABASE_URL: "postgres://db/x", STORE: "embedded" }).store.kind).toBe("embedded")
+    expect(fromEnv({ STORE: "memory" }).store).toStrictEqual({ kind: "memory" })
+    expect(() => fromEnv({ STORE: "postgres" })).toThrow(/DATABASE_URL/)
+    expect(() => fromEnv({ STORE: "redis" })).toThrow(/STORE/)
+  })
+
+  it("RATE_LIMIT_RPS=0 turns rate limiting off", () => {
+    expect(fromEnv({ RATE_LIMIT_RPS: "0" }).rateLimit).toBe(false)
+  })
+
+  it.each([
+    ["PORT", "70000"],
+    ["PORT", "abc"],
+    ["PORT", "-1"],
+    ["SANDBOX", "maybe"],
+    ["USD_GMD_RATE", "0"],
+    ["USD_GMD_RATE", "-70"],
+    ["USD_GMD_RATE", "seventy"],
+    ["CONVERSION_FEE_PERCENT", "101"],
+    ["PAYMENT_FEE_PERCENT", "x"],
+    ["RATE_LIMIT_BURST", "0"],
+    ["RATE_LIMIT_RPS", "2.5"],
+    ["PUBLIC_BASE_URL", "/"],
+    ["PUBLIC_BASE_URL", "pay.example.gm"]
+  ])("refuses %s=%s with a message naming the variable", (name, value) => {
+    expect(() => fromEnv({ [name]: value })).toThrow(ConfigError)
+    expect(() => fromEnv({ [name]: value })).toThrow(new RegExp(name))
+  })
+})

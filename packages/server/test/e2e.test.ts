@@ -1,0 +1,478 @@
+/**
+ * End-to-end: the reference server started as `npm start` starts it (its own
+ * process, real HTTP, real sockets), called as a client would call it.
+ */
+import { createHmac } from "node:crypto"
+import { verify } from "@xaalis/webhooks"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { call, receiver, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
+
+const errorShape = (body: unknown, code: string) => {
+  expect(body).toStrictEqual({ error: { message: expect.any(String), code } })
+  expect((body as { error: { message: string } }).error.message).not.toMatch(/at .*\.ts:\d+|node_modules|Error:/)
+}
+
+let server: ServerProcess
+let data: ReturnType<typeof tempDataDir>
+let hooks: Awaited<ReturnType<typeof receiver>>
+let biz: {
+  id: string
+  account_id: string
+  name: string
+  secret_key_test: string
+  secret_key_live: string
+  webhook_secret: string
+}
+let other: typeof biz
+
+beforeAll(async () => {
+  data = tempDataDir()
+  hooks = await receiver()
+  server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+  const created = await call(server.url, "POST", "/v1/test_helpers/businesses", {
+    body: { name: "Kairaba Coffee", webhook_url: `${hooks.url}/business-hook` }
+  })
+  expect(created.status).toBe(201)
+  biz = created.body
+  other = (await call(server.url, "POST", "/v1/test_helpers/businesses", { body: { name: "Other" } })).body
+}, 60_000)
+
+afterAll(async () => {
+  await server?.stop()
+  await hooks?.close()
+  data?.cleanup()
+})
+
+describe("reference server over HTTP", () => {
+  it("prints where it listens and how to create a sandbox business", () => {
+    expect(server.lines.join("\n")).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/)
+    expect(server.lines.join("\n")).toContain("/v1/test_helpers/businesses")
+  })
+
+  it("creates sandbox businesses with the §9 fields", () => {
+    expect(Object.keys(biz).sort()).toStrictEqual(
+      ["account_id", "id", "name", "secret_key_live", "secret_key_test", "webhook_secret"].sort()
+    )
+    expect(biz.secret_key_test).toMatch(/^sk_test_/)
+    expect(biz.secret_key_live).toMatch(/^sk_live_/)
+    expect(biz.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/)
+    expect(Buffer.from(biz.webhook_secret.slice(6), "base64")).toHaveLength(32)
+  })
+
+  it("serves the OpenAPI description without a key", async () => {
+    const r = await call(server.url, "GET", "/v1/openapi.json")
+    expect(r.status).toBe(200)
+    expect(r.body.openapi).toMatch(/^3\.1/)
+    expect(r.body.info.version).toBe("1.0.0")
+    for (const path of [
+      "/v1/payments",
+      "/v1/payment-links",
+      "/v1/minting/offramp",
+      "/v1/minting/ramps/{id}",
+      "/v1/minting/intents",
+      "/v1/invoices",
+      "/v1/invoices/{id}/send-reminder",
+      "/v1/balance"
+    ]) {
+      expect(Object.keys(r.body.paths)).toContain(path)
+    }
+  })
+
+  it("payment intents: create 201, get, list, cancel, outcome helpers", async () => {
+    const key = biz.secret_key_test
+    const created = await call(server.url, "POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 1000, currency: "GMD", callback_url: `${hooks.url}/pi` } }
+    })
+    expect(created.status).toBe(201)
+    expect(created.body.amount).toBe(1000)
+    expect(created.body.transaction_fee).toBe(15)
+    expect(created.body.status).toBe("requires_payment_method")
+    const id = created.body.payment_intent_id
+    expect((await call(server.url, "GET", `/v1/payments/${id}`, { key })).body.payment_intent_id).toBe(id)
+    const list = await call(server.url, "GET", "/v1/payments?limit=1", { key })
+    expect(list.status).toBe(200)
+    expect(list.body.meta).toStrictEqual({ total: 1, limit: 1, offset: 0 })
+    const cancelled = await call(server.url, "POST", `/v1/payments/${id}/cancel`, { key })
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body.status).toBe("cancelled")
+    const again = await call(server.url, "POST", `/v1/test_helpers/payments/${id}/succeed`, { key })
+    expect(again.status).toBe(409)
+    errorShape(again.body, "invalid_state")
+    const second = await call(server.url, "POST", "/v1/payments", { key, body: { data: { amount: 250.5 } } })
+    const ok = await call(server.url, "POST", `/v1/test_helpers/payments/${second.body.payment_intent_id}/succeed`, {
+      key
+    })
+    expect(ok.status).toBe(200)
+    expect((await call(server.url, "GET", `/v1/payments/${second.body.payment_intent_id}`, { key })).body.status).toBe(
+      "successful"
+    )
+    await hooks.waitFor((rs) =>
+      rs.some((r) => r.path === "/pi" && JSON.parse(r.body).event === "payment_intent.cancelled")
+    )
+  })
+
+  it("X-No-Effect: true is a dry run answered 200 that stores nothing", async () => {
+    const key = biz.secret_key_test
+    const before = (await call(server.url, "GET", "/v1/payments", { key })).body.meta.total
+    const dry = await call(server.url, "POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 500 } },
+      headers: { "x-no-effect": "true" }
+    })
+    expect(dry.status).toBe(200)
+    expect(dry.body.amount).toBe(500)
+    expect((await call(server.url, "GET", "/v1/payments", { key })).body.meta.total).toBe(before)
+  })
+
+  it("payment links: create, get, list", async () => {
+    const key = biz.secret_key_live
+    const created = await call(server.url, "POST", "/v1/payment-links", {
+      key,
+      body: {
+        data: { title: "Coffee beans", amount: 750, currency: "GMD", description: "1 kg", metadata: { sku: "b1" } }
+      }
+    })
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ amount: 750, currency: "GMD" })
+    expect(created.body.url).toMatch(/^https?:\/\//)
+    const got = await call(server.url, "GET", `/v1/payment-links/${created.body.id}`, { key })
+    expect(got.body.id).toBe(created.body.id)
+    expect((await call(server.url, "GET", "/v1/payment-links", { key })).body.data[0].id).toBe(created.body.id)
+  })
+
+  it("conversion: create, transfer, read, both webhooks signed, balance credited", async () => {
+    const key = biz.secret_key_live
+    const created = await call(server.url, "POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 5000, callback_url: `${hooks.url}/ramp` }
+    })
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({
+      status: "pending",
+      gmd_amount: 5000,
+      gmd_rate: 70,
+      pay_amount: 73.64,
+      fee: 2.21,
+      pay_currency: "USDT",
+      network: "TRC20",
+      destination: "service_balance",
+      actually_paid: 0
+    })
+    const sent = await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: {
+        network: "TRC20",
+        currency: "USDT",
+        to_address: created.body.pay_address,
+        amount: 73.64,
+        tx_hash: "0xe2e1"
+      }
+    })
+    expect(sent.status).toBe(200)
+    expect(sent.body).toStrictEqual({
+      tx_hash: "0xe2e1",
+      matched: { object: "conversion", id: created.body.id },
+      applied: true
+    })
+    const dup = await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: {
+        network: "TRC20",
+        currency: "USDT",
+        to_address: created.body.pay_address,
+        amount: 73.64,
+        tx_hash: "0xe2e1"
+      }
+    })
+    expect(dup.body.applied).toBe(false)
+    const read = await call(server.url, "GET", `/v1/minting/ramps/${created.body.id}`, { key })
+    expect(read.body.status).toBe("paid")
+    expect(read.body.actually_paid).toBe(73.64)
+    expect(Array.isArray(read.body.events)).toBe(true)
+    const balance = await call(server.url, "GET", "/v1/balance", { key })
+    expect(balance.status).toBe(200)
+    expect(balance.body).toMatchObject({ currency: "GMD", available: 5000 })
+
+    await hooks.waitFor(
+      (rs) =>
+        rs.some((r) => r.path === "/ramp") &&
+        rs.some((r) => r.path === "/business-hook" && r.body.includes("ramp.paid"))
+    )
+    for (const r of hooks.received.filter((x) => x.path === "/ramp" || x.path === "/business-hook")) {
+      const event = verify(r.body, r.headers, biz.webhook_secret)
+      expect(event.event).toBe("ramp.paid")
+      expect((event.payload as { id: string }).id).toBe(created.body.id)
+      // the x-service-signature, checked independently of @xaalis/webhooks
+      expect(r.headers["x-service-signature"]).toBe(
+        createHmac("sha512", biz.webhook_secret).update(r.body).digest("hex")
+      )
+    }
+  })
+
+  it("minting answers test keys with 403 permission_denied, reads included", async () => {
+    for (const [method, path] of [
+      ["POST", "/v1/minting/offramp"],
+      ["GET", "/v1/minting/ramps"],
+      ["POST", "/v1/minting/intents"],
+      ["GET", "/v1/minting/intents"]
+    ] as const) {
+      const r = await call(server.url, method, path, {
+        key: biz.secret_key_test,
+        ...(method === "POST" ? { body: { gmd_amount: 5000 } } : {})
+      })
+      expect(r.status).toBe(403)
+      errorShape(r.body, "permission_denied")
+    }
+  })
+
+  it("authentication: missing, malformed and unknown keys are 401", async () => {
+    for (const headers of [{}, { authorization: "Basic abc" }, { authorization: "Bearer sk_live_nope" }]) {
+      const r = await call(server.url, "GET", "/v1/balance", { headers })
+      expect(r.status).toBe(401)
+      errorShape(r.body, "authentication_error")
+    }
+  })
+
+  it("another business's or the other mode's object is 404", async () => {
+    const mine = await call(server.url, "POST", "/v1/payments", {
+      key: biz.secret_key_test,
+      body: { data: { amount: 100 } }
+    })
+    const id = mine.body.payment_intent_id
+    for (const key of [other.secret_key_test, biz.secret_key_live]) {
+      const r = await call(server.url, "GET", `/v1/payments/${id}`, { key })
+      expect(r.status).toBe(404)
+      errorShape(r.body, "not_found")
+    }
+  })
+
+  it("stablecoin payment request: create, pay through the hosted page, charge.succeeded", async () => {
+    const key = biz.secret_key_live
+    const created = await call(server.url, "POST", "/v1/minting/intents", {
+      key,
+      body: { amount: 10, metadata: { order: "A-1" }, callback_url: `${hooks.url}/pr` }
+    })
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({
+      status: "pending",
+      amount: 0,
+      currency: "USD",
+      metadata: { order: "A-1", usd_amount: 10 }
+    })
+    const paid = await call(server.url, "POST", `/v1/test_helpers/minting/intents/${created.body.id}/pay`, {
+      key,
+      body: { amount: 4, currency: "USDT", network: "TRC20" }
+    })
+    expect(paid.status).toBe(200)
+    const read = await call(server.url, "GET", `/v1/minting/intents/${created.body.id}`, { key })
+    expect(read.body).toMatchObject({ status: "partially_paid", amount: 4 })
+    await hooks.waitFor((rs) => rs.some((r) => r.path === "/pr"))
+    const hook = hooks.received.find((r) => r.path === "/pr")
+    const event = verify(hook?.body ?? "", hook?.headers ?? {}, biz.webhook_secret)
+    expect(event.event).toBe("charge.succeeded")
+    expect(event.payload).toMatchObject({ id: created.body.id, status: "partially_paid", amount: 4, currency: "USD" })
+    const list = await call(server.url, "GET", "/v1/minting/intents", { key })
+    expect(list.body.meta.total).toBeGreaterThanOrEqual(1)
+  })
+
+  it("invoices: create, draft, update, send, remind, pay, customer pay, list", async () => {
+    const key = biz.secret_key_test
+    const inv = await call(server.url, "POST", "/v1/invoices", {
+      key,
+      body: {
+        data: {
+          customer_email: "awa@example.gm",
+          customer_name: "Awa",
+          line_items: [{ item: "sku-1", quantity: 2, unit_price: 125.5 }],
+          discount: { type: "percentage", amount: 10 }
+        }
+      }
+    })
+    expect(inv.status).toBe(201)
+    expect(inv.body).toMatchObject({
+      status: "not-paid",
+      type: "professional",
+      sub_total: 251,
+      total: 225.9,
+      amount: 225.9
+    })
+    const draft = await call(server.url, "POST", "/v1/invoices/draft", {
+      key,
+      body: { data: { amount: 300, customer: "cust-9" } }
+    })
+    expect(draft.status).toBe(201)
+    expect(draft.body).toMatchObject({ status: "draft", sent_date: null })
+    const remindDraft = await call(server.url, "POST", `/v1/invoices/${draft.body.id}/send-reminder`, { key })
+    expect(remindDraft.status).toBe(409)
+    errorShape(remindDraft.body, "invalid_state")
+    const updated = await call(server.url, "PUT", `/v1/invoices/${draft.body.id}`, {
+      key,
+      body: { data: { amount: 320 } }
+    })
+    expect(updated.status).toBe(200)
+    expect(updated.body.amount).toBe(320)
+    const sent = await call(server.url, "POST", `/v1/invoices/${draft.body.id}/send`, { key })
+    expect(sent.body.status).toBe("not-paid")
+    const reminded = await call(server.url, "POST", `/v1/invoices/${draft.body.id}/send-reminder`, { key })
+    expect(reminded.body.reminder_count).toBe(1)
+    const paid = await call(server.url, "POST", `/v1/invoices/${draft.body.id}/pay`, { key })
+    expect(paid.body.status).toBe("paid")
+    const twice = await call(server.url, "POST", `/v1/invoices/${draft.body.id}/pay`, { key })
+    expect(twice.status).toBe(409)
+    errorShape(twice.body, "already_paid")
+    const customer = await call(server.url, "POST", `/v1/test_helpers/invoices/${inv.body.id}/customer_pay`, { key })
+    expect(customer.status).toBe(200)
+    expect((await call(server.url, "GET", `/v1/invoices/${inv.body.id}`, { key })).body.status).toBe("paid")
+    const list = await call(server.url, "GET", "/v1/invoices?limit=1&offset=1", { key })
+    expect(list.body.meta).toStrictEqual({ total: 2, limit: 1, offset: 1 })
+    expect(list.body.data).toHaveLength(1)
+  })
+
+  it("Idempotency-Key: same body replays status and body with one effect; another body conflicts", async () => {
+    const key = biz.secret_key_test
+    const before = (await call(server.url, "GET", "/v1/payment-links", { key })).body.meta.total
+    const body = { data: { title: "Once", amount: 100, currency: "GMD" } }
+    const headers = { "idempotency-key": "e2e-once-1" }
+    const first = await call(server.url, "POST", "/v1/payment-links", { key, body, headers })
+    const second = await call(server.url, "POST", "/v1/payment-links", { key, body, headers })
+    expect(first.status).toBe(201)
+    expect(second.status).toBe(201)
+    expect(second.text).toBe(first.text)
+    expect((await call(server.url, "GET", "/v1/payment-links", { key })).body.meta.total).toBe(before + 1)
+    const conflict = await call(server.url, "POST", "/v1/payment-links", {
+      key,
+      body: { data: { title: "Other", amount: 100, currency: "GMD" } },
+      headers
+    })
+    expect(conflict.status).toBe(409)
+    errorShape(conflict.body, "idempotency_conflict")
+  })
+
+  it("malformed requests get the error object: bad JSON, wrong content type, unknown route, validation", async () => {
+    const key = biz.secret_key_test
+    const bad = await call(server.url, "POST", "/v1/payments", { key, raw: '{"data": {"amount": 10' })
+    expect(bad.status).toBe(400)
+    errorShape(bad.body, "validation_error")
+    const type = await call(server.url, "POST", "/v1/payments", {
+      key,
+      raw: "amount=10",
+      headers: { "content-type": "application/x-www-form-urlencoded" }
+    })
+    expect(type.status).toBe(400)
+    errorShape(type.body, "validation_error")
+    const unknown = await call(server.url, "GET", "/v1/nothing-here", { key })
+    expect(unknown.status).toBe(404)
+    errorShape(unknown.body, "not_found")
+    const tooSmall = await call(server.url, "POST", "/v1/minting/offramp", {
+      key: biz.secret_key_live,
+      body: { gmd_amount: 100 }
+    })
+    expect(tooSmall.status).toBe(400)
+    errorShape(tooSmall.body, "validation_error")
+    expect(tooSmall.body.error.message).toMatch(/400/)
+    const tooPrecise = await call(server.url, "POST", "/v1/payments", { key, body: { data: { amount: 10.001 } } })
+    expect(tooPrecise.status).toBe(400)
+  })
+
+  it("the sandbox clock: advancing expires a pending conversion; a late transfer is not applied", async () => {
+    const key = biz.secret_key_live
+    const clock = await call(server.url, "GET", "/v1/test_helpers/clock", { key })
+    expect(clock.status).toBe(200)
+    const t0 = Date.parse(clock.body.now)
+    const created = await call(server.url, "POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 1000, network: "ARC" }
+    })
+    expect(created.status).toBe(201)
+    const advanced = await call(server.url, "POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 601 } })
+    expect(advanced.status).toBe(200)
+    expect(Date.parse(advanced.body.now) - t0).toBeGreaterThanOrEqual(601_000)
+    expect((await call(server.url, "GET", `/v1/minting/ramps/${created.body.id}`, { key })).body.status).toBe("expired")
+    const late = await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: { network: "ARC", currency: "USDC", to_address: created.body.pay_address, amount: created.body.pay_amount }
+    })
+    expect(late.body.applied).toBe(false)
+    expect((await call(server.url, "GET", `/v1/minting/ramps/${created.body.id}`, { key })).body.actually_paid).toBe(0)
+  })
+
+  it("webhook retries: a failing receiver gets the same event id again once the backoff falls due", async () => {
+    const flaky = await receiver()
+    try {
+      let calls = 0
+      flaky.setRespond(() => (++calls === 1 ? 500 : 200))
+      const key = biz.secret_key_test
+      const created = await call(server.url, "POST", "/v1/payments", {
+        key,
+        body: { data: { amount: 10, callback_url: `${flaky.url}/flaky` } }
+      })
+      expect(created.status).toBe(201)
+      await flaky.waitFor((rs) => rs.length >= 1)
+      await call(server.url, "POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 31 } })
+      await flaky.waitFor((rs) => rs.length >= 2)
+      const [a, b] = flaky.received
+      expect(a?.headers["webhook-id"]).toBe(b?.headers["webhook-id"])
+      expect(a?.body).toBe(b?.body)
+    } finally {
+      await flaky.close()
+    }
+  })
+
+  it("logs one structured line per request", () => {
+    const requests = server.lines
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === "request")
+    expect(requests.length).toBeGreaterThan(20)
+    expect(requests[0]).toMatchObject({
+      method: expect.any(String),
+      path: expect.any(String),
+      status: expect.any(Number)
+    })
+  })
+})
+
+describe("reference server: rate limiting and shutdown", () => {
+  it("answers 429 rate_limit_exceeded with Retry-After and RateLimit headers past the burst", async () => {
+    const d = tempDataDir()
+    const s = await startServerProcess({ RATE_LIMIT_RPS: "1", RATE_LIMIT_BURST: "3", STORE: "memory" }, d.dir)
+    try {
+      const b = (await call(s.url, "POST", "/v1/test_helpers/businesses", { body: {} })).body
+      const replies = []
+      for (let i = 0; i < 6; i++) replies.push(await call(s.url, "GET", "/v1/balance", { key: b.secret_key_test }))
+      const limited = replies.find((r) => r.status === 429)
+      expect(limited).toBeDefined()
+      errorShape(limited?.body, "rate_limit_exceeded")
+      expect(Number(limited?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      expect(replies[0]?.headers.get("ratelimit-limit")).toBeTruthy()
+      expect(replies[0]?.headers.get("ratelimit-remaining")).toBeTruthy()
+    } finally {
+      await s.stop()
+      d.cleanup()
+    }
+  }, 30_000)
+
+  it("SANDBOX=0 hides the test helpers (404)", async () => {
+    const d = tempDataDir()
+    const s = await startServerProcess({ SANDBOX: "0", STORE: "memory" }, d.dir)
+    try {
+      const r = await call(s.url, "POST", "/v1/test_helpers/businesses", { body: {} })
+      expect(r.status).toBe(404)
+      errorShape(r.body, "not_found")
+    } finally {
+      await s.stop()
+      d.cleanup()
+    }
+  }, 30_000)
+
+  it("stops gracefully on SIGTERM (exit 0) and refuses a malformed environment with exit 2", async () => {
+    const d = tempDataDir()
+    const s = await startServerProcess({ STORE: "memory" }, d.dir)
+    const code = await s.stop("SIGTERM")
+    expect(code, s.lines.join("\n")).toBe(0)
+    expect(s.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true)
+    await expect(startServerProcess({ PORT: "99999" }, d.dir)).rejects.toThrow(/PORT/)
+    d.cleanup()
+  }, 30_000)
+})

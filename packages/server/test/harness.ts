@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  /** Every line the server printed on stdout so far. */
+  readonly lines: Array<string>
+  readonly dataDir: string
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/** A fresh temporary DATA_DIR; `cleanup` removes it. */
+export const tempDataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "xaalis-e2e-"))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Starts the reference server exactly as `npm start` does (node + the source
+ * condition + src/main.ts) on a free port, with `env` added to the environment.
+ */
+export const startServerProcess = (env: Record<string, string>, dataDir: string): Promise<ServerProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--conditions=@xaalis/source", main], {
+      env: { ...process.env, PORT: "0", DATA_DIR: dataDir, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const lines: Array<string> = []
+    let buffer = ""
+    let stderr = ""
+    let started = false
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
+    child.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString()
+    })
+    child.stdout?.on("data", (c: Buffer) => {
+      buffer += c.toString()
+      const parts = buffer.split("\n")
+      buffer = parts.pop() ?? ""
+      lines.push(...parts)
+      const m = lines.map((l) => /listening on (http:\/\/\S+)/.exec(l)).find((x) => x !== null)
+      if (!started && m?.[1] !== undefined) {
+        started = true
+        resolve({
+          url: m[1],
+          child,
+          lines,
+          dataDir,
+          stop: (signal = "SIGTERM") => {
+            if (child.exitCode === null) child.kill(signal)
+            return exited
+          }
+        })
+      }
+    })
+    void exited.then((code) => {
+      if (!started) reject(new Error(`server exited with ${code} before listening: ${stderr}`))
+    })
+  })
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON replies field by field
+  readonly body: any
+  readonly text: string
+}
+
+/** One HTTP call with a bearer key and a JSON (or raw string) body. */
+export const call = async (
+  url: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}
+): Promise<Reply> => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`
+  let body: string | undefined
+  if (options.raw !== undefined) body = options.raw
+  else if (options.body !== undefined) body = JSON.stringify(options.body)
+  if (body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json"
+  const res = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+  const text = await res.text()
+  let parsed: unknown
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text }
+}
+
+export interface Received {
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+}
+
+/** A local webhook receiver; answers `respond()`'s status (200 by default). */
+export const receiver = async () => {
+  const received: Array<Received> = []
+  let respond: (r: Received) => number = () => 200
+  const server: Server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const r = { path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
+      received.push(r)
+      res.statusCode = respond(r)
+      res.end()
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url,
+    received,
+    setRespond: (f: (r: Received) => number) => {
+      respond = f
+    },
+    /** Resolves once `predicate` holds of the received list (polling; fails after `ms`). */
+    waitFor: async (predicate: (rs: ReadonlyArray<Received>) => boolean, ms = 10_000) => {
+      const until = Date.now() + ms
+      while (!predicate(received)) {
+        if (Date.now() > until)
+          throw new Error(`receiver: condition not met after ${ms} ms (${received.length} received)`)
+        await new Promise((r) => setTimeout(r, 25))
+      }
+    },
+    close: () => new Promise<void>((r) => server.close(() => r()))
+  }
+}
