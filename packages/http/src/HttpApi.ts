@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto"
+import { isIP } from "node:net"
 import { Decimal, DomainError, decodeRequest, Errors, Json, Limits } from "@xaalis/core"
 import {
   Businesses,
@@ -14,11 +15,12 @@ import {
   Scheduler,
   type Store
 } from "@xaalis/engine"
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Schema, Semaphore } from "effect"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Result, Schema, Semaphore } from "effect"
 import { Hono } from "hono"
 import { isDomainError, readJsonText } from "./body.ts"
 import { docsHeaders, docsHtml } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
+import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
 import { ApiDescription, Background, type Caller, type Route } from "./Route.ts"
@@ -172,6 +174,38 @@ const BEARER = /^Bearer +(\S+) *$/i
  * // 201 {id, account_id, name, secret_key_test, secret_key_live, webhook_secret}
  * await api.dispose()
  */
+/**
+ * Decisions §8: a live-mode `callback_url` must be https (the sandbox also
+ * allows plain http to loopback) and must not point at a private, loopback or
+ * link-local address. What can be judged without DNS (scheme, IP literals) is
+ * refused here with `validation_error`; host names are vetted again at every
+ * delivery, since where a name resolves can change.
+ */
+const liveCallbackRule = (input: unknown, sandbox: boolean): Result.Result<void, DomainError> => {
+  const fields = input !== null && typeof input === "object" ? (input as Record<string, unknown>) : {}
+  const nested = fields.data !== null && typeof fields.data === "object" ? (fields.data as Record<string, unknown>) : {}
+  const url = typeof fields.callback_url === "string" ? fields.callback_url : nested.callback_url
+  if (typeof url !== "string") return Result.succeed(undefined)
+  const verdict = AddressGuard.checkUrl(url, { mode: "live", allowLoopbackHttp: sandbox })
+  // plain http (sandbox only) must name loopback itself: an IP literal (vetted above) or localhost
+  const loopbackName = (host: string) => host === "localhost" || host.endsWith(".localhost")
+  const refusal = !verdict.ok
+    ? verdict.refusal
+    : verdict.url.protocol === "http:" &&
+        isIP(verdict.url.hostname.replace(/^\[|\]$/g, "")) === 0 &&
+        !loopbackName(verdict.url.hostname)
+      ? "refused: plain http is allowed to loopback only"
+      : undefined
+  return refusal === undefined
+    ? Result.succeed(undefined)
+    : Result.fail(
+        Errors.validation(
+          `callback_url is not allowed in live mode (${refusal.replace(/^refused: /, "")}): it must be an https URL of a public host.`,
+          "callback_url"
+        )
+      )
+}
+
 export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const sandbox = options.sandbox ?? true
   const rate = typeof options.rate === "object" ? options.rate : Decimal.parse(options.rate ?? "70")
@@ -325,6 +359,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       } else if (query !== undefined) {
         input = yield* Effect.fromResult(decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.url)))
       }
+      if (caller?.mode === "live") yield* Effect.fromResult(liveCallbackRule(input, sandbox))
       return yield* r.handle({ caller, input, params, dry_run })
     })
     const once =
