@@ -7,5 +7,7 @@ export default defineConfig({
   tsconfig: "tsconfig.src.json",
   sourcemap: true,
   clean: true,
-  target: "es2023"
+  target: "es2023",
+  // `node:sqlite` exists only under its `node:` name (there is no bare `sqlite` built-in)
+  removeNodeProtocol: false
 })

@@ -1,0 +1,186 @@
+/**
+ * What the conformance suite does not reach: interruption, a Tx outliving its
+ * unit, waiting for another connection's write lock without blocking the event
+ * loop, the busy timeout, the limits of INTEGER amounts, and online backups.
+ */
+
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import { type Doc, type LedgerEntry, Store, type Tx } from "@xaalis/engine"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { SqliteStore } from "../src/index.ts"
+
+const dir = mkdtempSync(join(tmpdir(), "xaalis-sqlite-store-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+const freshPath = () => join(dir, `s-${files++}.sqlite`)
+
+const doc = (id: string, data: unknown = { n: 1n }): Doc => ({
+  kind: "invoice",
+  id,
+  business_id: "biz",
+  mode: "live",
+  created_at: 1_700_000_000_000,
+  version: 1,
+  due_at: null,
+  keys: [`k:${id}`],
+  data
+})
+
+const lines = (transaction_id: string, amount: bigint): Array<LedgerEntry> =>
+  [amount, -amount].map((a, i) => ({
+    id: `${transaction_id}:${i}`,
+    transaction_id,
+    business_id: "biz",
+    mode: "live",
+    account: i === 0 ? "conversion_clearing" : "business_balance",
+    currency: "USD",
+    amount: a,
+    created_at: 1,
+    cause: `test/${transaction_id}`
+  }))
+
+const run = <A, E>(layer: Layer.Layer<Store, unknown>, body: (store: Store["Service"]) => Effect.Effect<A, E>) =>
+  Effect.runPromise(Effect.provide(Effect.flatMap(Store, body), Layer.orDie(layer)))
+
+const errorOf = <A, E>(exit: Exit.Exit<A, E>): unknown => {
+  if (Exit.isSuccess(exit)) return undefined
+  const e = Cause.findError(exit.cause)
+  return Result.isSuccess(e) ? e.success : Cause.squash(exit.cause)
+}
+
+describe("SqliteStore beyond the port's contract", () => {
+  it("an interrupted unit of work is rolled back and the store stays usable", () =>
+    run(SqliteStore.layerMemory(), (store) =>
+      Effect.gen(function* () {
+        const written = yield* Deferred.make<void>()
+        const fiber = yield* Effect.forkChild(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.insert(doc("inv_1"))
+              yield* tx.post(lines("t1", 5n))
+              yield* Deferred.succeed(written, undefined)
+              return yield* Effect.never
+            })
+          )
+        )
+        yield* Deferred.await(written)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        expect(yield* store.ledger).toStrictEqual([])
+        yield* store.transact((tx) => tx.insert(doc("inv_1")))
+        expect((yield* store.transact((tx) => tx.getByKey("invoice", "k:inv_1")))?.id).toBe("inv_1")
+      })
+    ))
+
+  it("a Tx used after its unit of work ended fails with StoreError and touches nothing", () =>
+    run(SqliteStore.layerMemory(), (store) =>
+      Effect.gen(function* () {
+        const leaked = yield* store.transact((tx) => Effect.succeed(tx))
+        const late = yield* Effect.exit((leaked as Tx).insert(doc("inv_late")))
+        expect(errorOf(late)).toMatchObject({ _tag: "StoreError" })
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_late"))).toBeUndefined()
+      })
+    ))
+
+  it("waits for another connection's write lock without blocking the event loop", async () => {
+    const path = freshPath()
+    await run(SqliteStore.layer({ path }), (store) =>
+      Effect.gen(function* () {
+        yield* store.transact((tx) => tx.insert(doc("inv_0")))
+        // another writer (as another process would) holds the lock; a timer of this process releases it
+        const other = new DatabaseSync(path)
+        other.exec("BEGIN IMMEDIATE")
+        other.exec("UPDATE docs SET version = version WHERE id = 'inv_0'")
+        let released = false
+        setTimeout(() => {
+          released = true
+          other.exec("COMMIT")
+          other.close()
+        }, 50)
+        // the timer can only fire if the waiting unit leaves the event loop free
+        yield* store.transact((tx) =>
+          Effect.andThen(
+            tx.insert(doc("inv_1")),
+            Effect.sync(() => released)
+          )
+        )
+        expect(released).toBe(true)
+        expect((yield* store.transact((tx) => tx.get("invoice", "inv_1")))?.id).toBe("inv_1")
+      })
+    )
+  })
+
+  it("gives up after busy_timeout_ms with a StoreError, writing nothing", async () => {
+    const path = freshPath()
+    const other = new DatabaseSync(path)
+    try {
+      await run(SqliteStore.layer({ path, busy_timeout_ms: 30 }), (store) =>
+        Effect.gen(function* () {
+          other.exec("BEGIN IMMEDIATE")
+          const exit = yield* Effect.exit(store.transact((tx) => tx.insert(doc("inv_1"))))
+          other.exec("ROLLBACK")
+          expect(errorOf(exit)).toMatchObject({ _tag: "StoreError" })
+          expect((errorOf(exit) as Error).message).toContain("database is locked")
+          expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        })
+      )
+    } finally {
+      other.close()
+    }
+  })
+
+  it("ledger amounts are 64-bit integers: the extremes round-trip exactly, beyond them a StoreError commits nothing", () =>
+    run(SqliteStore.layerMemory(), (store) =>
+      Effect.gen(function* () {
+        const max = 2n ** 63n - 1n
+        yield* store.transact((tx) => tx.post(lines("big", max)))
+        expect((yield* store.ledger).map((e) => e.amount)).toStrictEqual([max, -max])
+        const exit = yield* Effect.exit(
+          store.transact((tx) => Effect.andThen(tx.insert(doc("inv_1")), tx.post(lines("huge", 2n ** 63n))))
+        )
+        expect(errorOf(exit)).toMatchObject({ _tag: "StoreError" })
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        // document data has no such limit (Codec text)
+        yield* store.transact((tx) => tx.insert(doc("inv_2", { n: 2n ** 200n })))
+        expect((yield* store.transact((tx) => tx.get("invoice", "inv_2")))?.data).toStrictEqual({ n: 2n ** 200n })
+      })
+    ))
+
+  it("a row listing one key twice round-trips and holds the key once", () =>
+    run(SqliteStore.layerMemory(), (store) =>
+      Effect.gen(function* () {
+        const twice = { ...doc("inv_1"), keys: ["a", "a"] }
+        yield* store.transact((tx) => tx.insert(twice))
+        expect(yield* store.transact((tx) => tx.getByKey("invoice", "a"))).toStrictEqual(twice)
+        yield* store.transact((tx) => tx.update({ ...twice, version: 2, keys: ["b"] }))
+        expect(yield* store.transact((tx) => tx.getByKey("invoice", "a"))).toBeUndefined()
+      })
+    ))
+
+  it("backup copies the last committed state while the store is open; the copy opens as a store", async () => {
+    const path = freshPath()
+    const copy = join(dir, "backups", `copy-${files++}.sqlite`)
+    await run(SqliteStore.layer({ path }), (store) =>
+      Effect.gen(function* () {
+        yield* store.transact((tx) => Effect.andThen(tx.insert(doc("inv_1")), tx.post(lines("t1", 7n))))
+        yield* SqliteStore.backup(path, copy)
+        yield* store.transact((tx) => tx.insert(doc("inv_after")))
+        // a second backup to the same place is refused rather than overwriting it
+        const again = yield* Effect.exit(SqliteStore.backup(path, copy))
+        expect(errorOf(again)).toMatchObject({ _tag: "StoreError" })
+      })
+    )
+    expect(existsSync(copy)).toBe(true)
+    await run(SqliteStore.layer({ path: copy }), (store) =>
+      Effect.gen(function* () {
+        expect((yield* store.transact((tx) => tx.get("invoice", "inv_1")))?.data).toStrictEqual({ n: 1n })
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_after"))).toBeUndefined()
+        expect((yield* store.ledger).map((e) => e.amount)).toStrictEqual([7n, -7n])
+      })
+    )
+  })
+})
