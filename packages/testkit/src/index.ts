@@ -4,10 +4,17 @@
  *
  * - `storeConformance`: the Store port (atomicity, isolation, versions, keys, lists, ledger).
  * - `engineModelSuite`: model-based runs of the whole engine (ledger, settlement, outbox, scoping).
+ * - `concurrencySuite`: many requests at once on the same objects (transfers, idempotency keys, invoices).
  * - `financeLawSuite`: the finance laws of @xaalis/core (quotes, settlement, invoice totals).
  * - `Arbitraries`: fast-check arbitraries of every request body and resource of the API.
  */
 export * as Arbitraries from "./Arbitraries.ts"
+export {
+  type ConcurrencyCheck,
+  type ConcurrencySuiteOptions,
+  concurrencyChecks,
+  concurrencySuite
+} from "./ConcurrencySuite.ts"
 export { type EngineModelOptions, type EngineServices, engineModelSuite, runEngineModel } from "./EngineModel.ts"
 export { type FinanceCore, type FinanceLawOptions, financeLawSuite } from "./FinanceLaws.ts"
 export { runsFromEnv, type StoreConformanceOptions, storeConformance } from "./StoreConformance.ts"

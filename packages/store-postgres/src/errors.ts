@@ -1,0 +1,97 @@
+/**
+ * What a failure of node-postgres becomes at the Store port. Messages are ours
+ * and fixed: they name the operation and the SQLSTATE or system error code,
+ * never the server's text, the host, the user or the password. The `cause`
+ * keeps the original error's name, code and message with every credential of
+ * the connection string blanked, for the operator's logs.
+ */
+
+import type { Kind } from "@xaalis/engine"
+import { StoreError, VersionConflict } from "@xaalis/engine"
+
+/** SQLSTATEs after which the unit of work may simply run again. */
+const retryable = new Set(["40001" /* serialization_failure */, "40P01" /* deadlock_detected */])
+
+/** System error codes of a connection that could not be made or was lost. */
+const connectionCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE"
+])
+
+const codeOf = (e: unknown): string | undefined => {
+  const code = (e as { readonly code?: unknown } | null)?.code
+  return typeof code === "string" ? code : undefined
+}
+
+/** Replaces every occurrence of the given secrets (and their URL-encoded forms) in `text`. */
+export const blank = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  for (const s of secrets) {
+    if (s.length === 0) continue
+    for (const form of new Set([s, encodeURIComponent(s)])) out = out.split(form).join("***")
+  }
+  return out
+}
+
+/** The user name and password of a connection string (to keep them out of errors). */
+export const secretsOf = (connectionString: string): ReadonlyArray<string> => {
+  try {
+    const url = new URL(connectionString)
+    return [decodeURIComponent(url.password), url.password, decodeURIComponent(url.username), url.username].filter(
+      (s) => s.length > 0
+    )
+  } catch {
+    // not a URL (a socket path, or garbage): blank the whole string wherever it appears
+    return [connectionString]
+  }
+}
+
+/** A copy of `e` safe to log: name, code and message with the secrets blanked. No stack, no extra fields. */
+const sanitise = (e: unknown, secrets: ReadonlyArray<string>): Error => {
+  const original = e instanceof Error ? e : new Error(String(e))
+  const copy = new Error(blank(original.message, secrets))
+  copy.name = original.name
+  const code = codeOf(e)
+  if (code !== undefined) (copy as Error & { code?: string }).code = code
+  return copy
+}
+
+/** Whether the connection that raised `e` must not go back to the pool. */
+export const isConnectionError = (e: unknown): boolean => {
+  const code = codeOf(e)
+  if (code !== undefined && (connectionCodes.has(code) || code.startsWith("08") || code.startsWith("57P"))) return true
+  const message = e instanceof Error ? e.message : ""
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(
+    message
+  )
+}
+
+/** `e` from a statement of a unit of work about `target`: VersionConflict when PostgreSQL says "run it again". */
+export const fromQuery = (
+  e: unknown,
+  what: string,
+  target: { readonly kind: Kind; readonly id: string },
+  secrets: ReadonlyArray<string>
+): StoreError | VersionConflict => {
+  const code = codeOf(e)
+  if (code !== undefined && retryable.has(code)) return new VersionConflict({ kind: target.kind, id: target.id })
+  return toStoreError(e, what, secrets)
+}
+
+/** `e` as a StoreError whose message names `what` failed and why, in our words. */
+export const toStoreError = (e: unknown, what: string, secrets: ReadonlyArray<string>): StoreError => {
+  if (e instanceof StoreError) return e
+  const code = codeOf(e)
+  const why = isConnectionError(e)
+    ? `PostgreSQL is unreachable or the connection was lost${code === undefined ? "" : ` (${code})`}`
+    : code !== undefined && /^[0-9A-Z]{5}$/.test(code)
+      ? `PostgreSQL refused it (SQLSTATE ${code})`
+      : "PostgreSQL client error"
+  return new StoreError({ message: `${what} failed: ${why}`, cause: sanitise(e, secrets) })
+}

@@ -1,0 +1,146 @@
+import { Store, type StoreError } from "@xaalis/engine"
+import { Cause, Effect, Exit, Result } from "effect"
+import type { Pool } from "pg"
+import { afterAll, expect, it } from "vitest"
+import { Migrations, PostgresStore } from "../src/index.ts"
+import { DATABASE_URL, newSchemaName, poolFor, withPostgres } from "./pg.ts"
+
+/** Builds the store layer on `schema` (creating and migrating it), runs one unit, releases it. */
+const start = (schema: string) =>
+  Effect.runPromiseExit(
+    Effect.provide(
+      Effect.gen(function* () {
+        const store = yield* Store
+        return yield* store.transact((tx) => tx.get("invoice", "nothing"))
+      }),
+      PostgresStore.layer({ connectionString: DATABASE_URL, schema })
+    )
+  )
+
+const storeErrorOf = (exit: Exit.Exit<unknown, unknown>): StoreError | undefined =>
+  Exit.isFailure(exit) ? (Result.getOrUndefined(Cause.findError(exit.cause)) as StoreError | undefined) : undefined
+
+withPostgres("PostgresStore migrations", () => {
+  const schemas: Array<string> = []
+  const pools: Array<Pool> = []
+  /** A schema that does not exist yet, dropped after the file. */
+  const emptySchema = () => {
+    const schema = newSchemaName()
+    schemas.push(schema)
+    const pool = poolFor(schema, 4)
+    pools.push(pool)
+    return { schema, pool }
+  }
+  afterAll(async () => {
+    const [admin] = pools
+    for (const s of schemas) await admin?.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`)
+    for (const p of pools) await p.end()
+  })
+
+  const tables = async (pool: Pool, schema: string) =>
+    (
+      await pool.query<{ t: string }>(
+        "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1",
+        [schema]
+      )
+    ).rows.map((r) => r.t)
+  const versions = async (pool: Pool) =>
+    (await pool.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows.map(
+      (r) => r.version
+    )
+
+  it("from an empty database: the first start creates the schema and applies every step once; a restart applies none", async () => {
+    const { schema, pool } = emptySchema()
+    expect(
+      (await pool.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])).rowCount
+    ).toBe(0)
+    const first = await start(schema)
+    expect(Exit.isSuccess(first)).toBe(true)
+    expect(await tables(pool, schema)).toStrictEqual(["doc_keys", "docs", "ledger", "schema_migrations"])
+    const all = Migrations.steps.map((s) => s.version)
+    expect(await versions(pool)).toStrictEqual(all)
+    expect(Migrations.latest()).toBe(all[all.length - 1])
+    expect(Exit.isSuccess(await start(schema))).toBe(true)
+    expect(await versions(pool)).toStrictEqual(all)
+    // migrate says what it applied: nothing now
+    const client = await pool.connect()
+    try {
+      expect(await Migrations.migrate(client, { schema })).toStrictEqual([])
+    } finally {
+      client.release()
+    }
+  })
+
+  it("two processes starting at once on an empty database: the steps are applied once, both start", async () => {
+    const { schema, pool } = emptySchema()
+    const [a, b] = await Promise.all([start(schema), start(schema)])
+    expect(Exit.isSuccess(a) && Exit.isSuccess(b)).toBe(true)
+    expect(await versions(pool)).toStrictEqual(Migrations.steps.map((s) => s.version))
+  })
+
+  it("concurrent migrations queue on the advisory lock: one applies every step, the other none (slow steps)", async () => {
+    const { schema, pool } = emptySchema()
+    // a step slow enough that, without the lock, the second migration would read "nothing applied" and
+    // run the same CREATE TABLE again (and fail on it)
+    const steps: ReadonlyArray<Migrations.Step> = [
+      { version: 1, name: "slow", sql: "CREATE TABLE slow_one (x int); SELECT pg_sleep(0.3)" },
+      { version: 2, name: "second", sql: "CREATE TABLE slow_two (x int)" }
+    ]
+    const run = async () => {
+      const client = await pool.connect()
+      try {
+        return await Migrations.migrate(client, { schema, steps })
+      } finally {
+        client.release()
+      }
+    }
+    const applied = await Promise.all([run(), run()])
+    expect([...applied].sort((x, y) => y.length - x.length)).toStrictEqual([[1, 2], []])
+    expect(await versions(pool)).toStrictEqual([1, 2])
+  })
+
+  it("a step that fails rolls the whole migration back: no step of it stays applied", async () => {
+    const { schema, pool } = emptySchema()
+    const steps: ReadonlyArray<Migrations.Step> = [
+      { version: 1, name: "fine", sql: "CREATE TABLE fine (x int)" },
+      { version: 2, name: "broken", sql: "CREATE TABLE broken (x no_such_type)" }
+    ]
+    const client = await pool.connect()
+    try {
+      await expect(Migrations.migrate(client, { schema, steps })).rejects.toMatchObject({ code: "42704" })
+    } finally {
+      client.release()
+    }
+    expect(await tables(pool, schema)).toStrictEqual([])
+  })
+
+  it("a database newer than the code is refused, and left as it was", async () => {
+    const { schema, pool } = emptySchema()
+    expect(Exit.isSuccess(await start(schema))).toBe(true)
+    const newer = Migrations.latest() + 1
+    await pool.query("INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", [newer])
+    const exit = await start(schema)
+    expect(Exit.isFailure(exit)).toBe(true)
+    const error = storeErrorOf(exit)
+    expect(error?._tag).toBe("StoreError")
+    expect(error?.message).toContain(`version ${newer}, newer than this code knows (${Migrations.latest()})`)
+    expect(await versions(pool)).toStrictEqual([...Migrations.steps.map((s) => s.version), newer])
+  })
+
+  it("steps must be numbered 1, 2, 3…", async () => {
+    const { schema, pool } = emptySchema()
+    const client = await pool.connect()
+    try {
+      await expect(
+        Migrations.migrate(client, { schema, steps: [{ version: 2, name: "gap", sql: "SELECT 1" }] })
+      ).rejects.toThrow(/numbered/)
+    } finally {
+      client.release()
+    }
+  })
+
+  it("a schema name that is not a plain identifier is refused before anything runs", async () => {
+    const exit = await start("x; DROP TABLE docs")
+    expect(storeErrorOf(exit)?.message).toMatch(/plain lower-case identifier/)
+  })
+})

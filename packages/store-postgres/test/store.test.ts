@@ -1,0 +1,359 @@
+import { randomBytes } from "node:crypto"
+import { Decimal } from "@xaalis/core"
+import {
+  Businesses,
+  Conversions,
+  type Doc,
+  IdsAdapter,
+  MemoryNotifier,
+  Sandbox,
+  Store,
+  type StoreError,
+  Transfers,
+  unbalanced
+} from "@xaalis/engine"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
+import { describe, expect, it } from "vitest"
+import { fromQuery, toStoreError } from "../src/errors.ts"
+import { PostgresStore } from "../src/index.ts"
+import { DATABASE_URL, withPostgres } from "./pg.ts"
+
+type StoreShape = (typeof Store)["Service"]
+
+const getStore = Effect.gen(function* () {
+  return yield* Store
+})
+
+const withStore = <A, E>(layer: Layer.Layer<Store, unknown>, body: (store: StoreShape) => Effect.Effect<A, E>) =>
+  Effect.runPromise(Effect.provide(Effect.flatMap(getStore, body), layer))
+
+const failureOf = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(self), (exit) => {
+    if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+    const e = Cause.findError(exit.cause)
+    if (Result.isFailure(e)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
+    return e.success
+  })
+
+const tagOf = (u: unknown) => (u as { _tag?: unknown } | null)?._tag
+
+const doc = (over: Partial<Doc> & Pick<Doc, "id">): Doc => ({
+  kind: "invoice",
+  business_id: "biz_a",
+  mode: "test",
+  created_at: 1_700_000_000_000,
+  version: 1,
+  due_at: null,
+  keys: [],
+  data: null,
+  ...over
+})
+
+/** `url` with one more query parameter. */
+const withParam = (url: string, name: string, value: string) => {
+  const u = new URL(url)
+  u.searchParams.set(name, value)
+  return u.toString()
+}
+
+describe("error messages", () => {
+  it("serialization failures and deadlocks are VersionConflict; other failures StoreError in our words", () => {
+    const target = { kind: "conversion", id: "c1" } as const
+    expect(tagOf(fromQuery(Object.assign(new Error("x"), { code: "40001" }), "w", target, []))).toBe("VersionConflict")
+    expect(fromQuery(Object.assign(new Error("x"), { code: "40P01" }), "w", target, [])).toMatchObject(target)
+    const e = toStoreError(
+      Object.assign(new Error('password authentication failed for user "alice" (pw hunter2)'), { code: "28P01" }),
+      "connecting",
+      ["hunter2", "alice"]
+    )
+    expect(e.message).toBe("connecting failed: PostgreSQL refused it (SQLSTATE 28P01)")
+    expect(String((e.cause as Error).message)).not.toMatch(/hunter2|alice/)
+    const lost = toStoreError(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), "x", [])
+    expect(lost.message).toBe("x failed: PostgreSQL is unreachable or the connection was lost (ECONNREFUSED)")
+  })
+
+  it("an unreachable server is a StoreError that names no credentials", async () => {
+    const secret = `pw-${randomBytes(6).toString("hex")}`
+    const url = `postgres://alice_${secret}:${secret}@127.0.0.1:1/test`
+    const exit = await Effect.runPromiseExit(Effect.provide(getStore, PostgresStore.layer({ connectionString: url })))
+    expect(Exit.isFailure(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) return
+    const error = Result.getOrUndefined(Cause.findError(exit.cause)) as StoreError | undefined
+    expect(tagOf(error)).toBe("StoreError")
+    expect(error?.message).toMatch(/unreachable/)
+    const everything = `${error?.message} ${String(error?.cause)} ${JSON.stringify(error)} ${Cause.pretty(exit.cause)}`
+    expect(everything).not.toContain(secret)
+  })
+})
+
+withPostgres("PostgresStore specifics", (db) => {
+  const layer = () => db.store()
+
+  it("a refused user is a StoreError that names neither the user nor the password", async () => {
+    const secret = randomBytes(6).toString("hex")
+    const u = new URL(DATABASE_URL)
+    u.username = `nobody_${secret}`
+    u.password = `pw_${secret}`
+    const exit = await Effect.runPromiseExit(
+      Effect.provide(getStore, PostgresStore.layer({ connectionString: u.toString() }))
+    )
+    expect(Exit.isFailure(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) return
+    const error = Result.getOrUndefined(Cause.findError(exit.cause)) as StoreError | undefined
+    expect(error?.message).toMatch(/SQLSTATE 28/)
+    expect(`${error?.message} ${String(error?.cause)} ${Cause.pretty(exit.cause)}`).not.toContain(secret)
+  })
+
+  it("data round-trips as text: key order, NUL and lone surrogates, $-keys, __proto__, bigints", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        const data = JSON.parse('{"zeta":1,"alpha":2,"__proto__":{"x":1},"$b":"not a bigint","mid":3}') as Record<
+          string,
+          unknown
+        >
+        data.amount = 2n ** 100n + 7n
+        data.text = "nul\u0000 lone\ud800 pair😀 dalasi Kër"
+        data.list = [{ b: 1, a: 2 }, -(2n ** 64n), null]
+        const row = doc({ id: "inv_text", data })
+        yield* store.transact((tx) => tx.insert(row))
+        const read = yield* store.transact((tx) => tx.get("invoice", "inv_text"))
+        expect(read).toStrictEqual(row)
+        const back = read?.data as Record<string, unknown>
+        expect(Object.keys(back)).toStrictEqual(Object.keys(data))
+        expect(Object.keys((back.list as Array<object>)[0] as object)).toStrictEqual(["b", "a"])
+        expect(Object.hasOwn(back, "__proto__")).toBe(true)
+        expect(back.text).toBe(data.text)
+      })
+    ))
+
+  it("ledger amounts up to numeric(39,0) come back as the same bigints", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        const huge = 10n ** 38n - 1n
+        const lines = [
+          ["a", huge],
+          ["b", -huge],
+          ["c", 1n],
+          ["d", -1n]
+        ].map(([account, amount], i) => ({
+          id: `l${i}`,
+          transaction_id: "t1",
+          business_id: "biz_a",
+          mode: "live" as const,
+          account: account as string,
+          currency: "USD" as const,
+          amount: amount as bigint,
+          created_at: 1,
+          cause: "test/1"
+        }))
+        yield* store.transact((tx) => tx.post(lines))
+        const read = yield* store.ledger
+        expect([...read].sort((x, y) => (x.id < y.id ? -1 : 1))).toStrictEqual(lines)
+        const balances = yield* store.transact((tx) => tx.balances({ business_id: "biz_a", mode: "live" }))
+        expect(balances.find((b) => b.account === "a")?.amount).toBe(huge)
+      })
+    ))
+
+  it("a statement PostgreSQL refuses midway aborts the unit: nothing commits, even if the work swallows the error", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        const overflow = [
+          { id: "x1", amount: 10n ** 40n },
+          { id: "x2", amount: -(10n ** 40n) }
+        ].map((l) => ({
+          ...l,
+          transaction_id: "tx",
+          business_id: "biz_a",
+          mode: "test" as const,
+          account: l.id,
+          currency: "GMD" as const,
+          created_at: 1,
+          cause: "test/overflow"
+        }))
+        const error = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.insert(doc({ id: "inv_1", keys: ["k1"] }))
+              // numeric(39,0) overflow (SQLSTATE 22003): the transaction is now aborted
+              yield* Effect.ignore(tx.post(overflow))
+              yield* Effect.ignore(tx.insert(doc({ id: "inv_2" })))
+              return "the work says it succeeded"
+            })
+          )
+        )
+        expect(tagOf(error)).toBe("StoreError")
+        expect((error as StoreError).message).toMatch(/SQLSTATE 22003/)
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        expect(yield* store.transact((tx) => tx.getByKey("invoice", "k1"))).toBeUndefined()
+        expect(yield* store.ledger).toStrictEqual([])
+        // the connection went back to the pool clean
+        yield* store.transact((tx) => tx.insert(doc({ id: "inv_1", keys: ["k1"] })))
+        expect((yield* store.transact((tx) => tx.getByKey("invoice", "k1")))?.id).toBe("inv_1")
+      })
+    ))
+
+  it("a connection killed midway: StoreError, nothing commits, the next unit gets a fresh connection", async () => {
+    const app = `xaalis_kill_${randomBytes(4).toString("hex")}`
+    const killable = Layer.unwrap(
+      Effect.as(
+        Effect.promise(() => db.truncate()),
+        PostgresStore.layer({
+          connectionString: withParam(db.url, "application_name", app),
+          schema: db.schema,
+          poolMax: 2
+        })
+      )
+    )
+    await withStore(killable, (store) =>
+      Effect.gen(function* () {
+        const error = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.insert(doc({ id: "inv_1" }))
+              yield* Effect.promise(() =>
+                db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [app])
+              )
+              yield* tx.insert(doc({ id: "inv_2" }))
+            })
+          )
+        )
+        expect(tagOf(error)).toBe("StoreError")
+        expect((error as StoreError).message).toMatch(/connection was lost/)
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        yield* store.transact((tx) => tx.insert(doc({ id: "inv_3" })))
+        expect((yield* store.transact((tx) => tx.get("invoice", "inv_3")))?.id).toBe("inv_3")
+      })
+    )
+  })
+
+  it("a deadlock between two units is a VersionConflict for one of them; the other commits", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        const aHolds = yield* Deferred.make<void>()
+        const bHolds = yield* Deferred.make<void>()
+        // each unit claims one key, then waits for the other's (still uncommitted) key
+        const unit = (first: string, second: string, mine: Deferred.Deferred<void>, theirs: Deferred.Deferred<void>) =>
+          Effect.exit(
+            store.transact((tx) =>
+              Effect.gen(function* () {
+                yield* tx.insert(doc({ id: `inv_${first}`, keys: [first] }))
+                yield* Deferred.succeed(mine, undefined)
+                yield* Deferred.await(theirs)
+                yield* tx.insert(doc({ id: `inv_${first}_${second}`, keys: [second] }))
+              })
+            )
+          )
+        const a = yield* Effect.forkChild(unit("ka", "kb", aHolds, bHolds))
+        const b = yield* Effect.forkChild(unit("kb", "ka", bHolds, aHolds))
+        const exits = [yield* Fiber.join(a), yield* Fiber.join(b)]
+        const tags = exits.map((e) =>
+          Exit.isSuccess(e) ? "ok" : tagOf(Result.getOrUndefined(Cause.findError(e.cause)))
+        )
+        expect([...tags].sort()).toStrictEqual(["VersionConflict", "ok"])
+        // the winner holds both keys: its first one on its first row, the other on its second
+        const expected = tags.indexOf("ok") === 0 ? ["inv_ka", "inv_ka_kb"] : ["inv_kb_ka", "inv_kb"]
+        const holders = yield* store.transact((tx) =>
+          Effect.all([tx.getByKey("invoice", "ka"), tx.getByKey("invoice", "kb")])
+        )
+        expect(holders.map((d) => d?.id)).toStrictEqual(expected)
+      })
+    ))
+
+  it("the pool is closed when the layer is released", async () => {
+    const app = `xaalis_pool_${randomBytes(4).toString("hex")}`
+    const count = async () =>
+      Number(
+        (
+          await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [
+            app
+          ])
+        )[0]?.n
+      )
+    const layerWithName = PostgresStore.layer({
+      connectionString: withParam(db.url, "application_name", app),
+      schema: db.schema,
+      poolMax: 4
+    })
+    await withStore(layerWithName, (store) =>
+      Effect.gen(function* () {
+        yield* Effect.forEach([1, 2, 3], () => store.transact((tx) => tx.get("invoice", "x")), { concurrency: 3 })
+        expect(yield* Effect.promise(count)).toBeGreaterThan(0)
+      })
+    )
+    // the server notices closed connections asynchronously
+    for (let i = 0; i < 50 && (await count()) > 0; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(await count()).toBe(0)
+  })
+
+  it("a chain transfer whose unit fails halfway leaves nothing; reported again, it is applied once", async () => {
+    let failNextPost = true
+    const flaky = Layer.effect(
+      Store,
+      Effect.map(getStore, (inner) =>
+        Store.of({
+          ledger: inner.ledger,
+          transact: (work) =>
+            inner.transact((tx) =>
+              work({
+                ...tx,
+                post: (entries) =>
+                  failNextPost
+                    ? Effect.andThen(
+                        Effect.sync(() => {
+                          failNextPost = false
+                        }),
+                        tx.post(entries.map((e, i) => (i === 0 ? { ...e, amount: e.amount + 1n } : e)))
+                      )
+                    : tx.post(entries)
+              })
+            )
+        })
+      )
+    ).pipe(Layer.provide(Layer.orDie(db.store())))
+    const engine = Layer.mergeAll(
+      flaky,
+      Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provideMerge(IdsAdapter.layer)),
+      MemoryNotifier.layer
+    )
+    await Effect.runPromise(
+      Effect.provide(
+        Effect.gen(function* () {
+          const created = yield* Businesses.createBusiness({ name: "Halfway", webhook_url: "https://m.example/h" })
+          const live = yield* Businesses.authenticate(created.secret_key_live)
+          const c = yield* Conversions.createConversion(live, { gmd_amount: 500_000n })
+          const t = {
+            network: "TRC20" as const,
+            coin: "USDT" as const,
+            to_address: c.pay_address,
+            amount: 10_000_000n,
+            tx_hash: "0xhalfway",
+            log_index: 0
+          }
+          const store = yield* Store
+          const snapshot = () =>
+            Effect.gen(function* () {
+              const conv = yield* store.transact((tx) => tx.get("conversion", c.id))
+              const seen = yield* store.transact((tx) => tx.get("transfer", "TRC20:0xhalfway:0"))
+              const outbox = yield* store.transact((tx) => tx.list("outbox", live, { limit: 100, offset: 0 }))
+              return { conv, seen, outbox: outbox.total, ledger: (yield* store.ledger).length }
+            })
+          const before = yield* snapshot()
+          // the transfer identity, the conversion update and the payout are written before the (broken) posting
+          const error = yield* failureOf(Transfers.applyChainTransfer(t))
+          expect(tagOf(error)).toBe("StoreError")
+          expect(yield* snapshot()).toStrictEqual(before)
+          expect(before.seen).toBeUndefined()
+          const first = yield* Transfers.applyChainTransfer(t)
+          const again = yield* Transfers.applyChainTransfer(t)
+          expect([first.applied, again.applied]).toStrictEqual([true, false])
+          const after = yield* snapshot()
+          expect(after.seen).toBeDefined()
+          expect(after.conv?.version).toBe((before.conv?.version ?? 0) + 1)
+          expect(after.outbox).toBe(before.outbox + 1)
+          expect(unbalanced(yield* store.ledger)).toStrictEqual([])
+        }),
+        engine
+      )
+    )
+  })
+})
