@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto"
+import { createHash, hash as digestOf, randomUUID, timingSafeEqual } from "node:crypto"
 import { isIP } from "node:net"
 import { Decimal, DomainError, decodeRequest, Errors, Json, Limits } from "@xaalis/core"
 import {
@@ -13,17 +13,21 @@ import {
   Sandbox,
   SandboxClock,
   Scheduler,
-  type Store
+  Store,
+  type Tx
 } from "@xaalis/engine"
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Result, Schema, Semaphore } from "effect"
-import { Hono } from "hono"
-import { isDomainError, readJsonText } from "./body.ts"
+import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Result, Schema, Semaphore } from "effect"
+import { RegExpRouter } from "hono/router/reg-exp-router"
+import { SmartRouter } from "hono/router/smart-router"
+import { TrieRouter } from "hono/router/trie-router"
+import { getPath, tryDecodeURIComponent } from "hono/utils/url"
+import { type CappedRead, isDomainError, jsonText, readCapped } from "./body.ts"
 import { docsHeaders, docsHtml } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
-import { ApiDescription, Background, type Caller, type Route } from "./Route.ts"
+import { ApiDescription, Background, type Caller, type Route, type Services } from "./Route.ts"
 import { routesFor } from "./routes.ts"
 
 /** What every mount adapts: a web-standard handler. `remoteAddress` keys rate limits of requests without a valid key. */
@@ -45,6 +49,13 @@ export interface HttpApi {
    * the first request waits for the same build.
    */
   readonly ready: () => Promise<void>
+  /**
+   * Forgets every API key authenticated so far (see `HttpApiOptions.authCache`):
+   * the next request with any key looks it up in the store again. A key
+   * revocation must call this in every process serving the API, in the same
+   * step that revokes, so that the key stops working at once.
+   */
+  readonly forgetKeys: () => void
 }
 
 /** One line of the server's request log. */
@@ -87,6 +98,16 @@ export interface HttpApiOptions {
   readonly bodyLimitBytes?: number
   /** Public address of the API: base of hosted links and `servers` of the OpenAPI document. */
   readonly baseUrl?: string
+  /**
+   * Keeps the callers of API keys that authenticated (by the SHA-256 of the
+   * key; at most `max`, default 10,000, oldest dropped first), so a request
+   * with a known key skips the store's key lookup. Unknown and invalid keys are
+   * never kept: they are looked up every time, and a new key works at once.
+   * There is no key revocation yet; one must call `forgetKeys()` (in every
+   * process) when it revokes. `false` turns the cache off: every request reads
+   * its key from the store. Default on.
+   */
+  readonly authCache?: { readonly max?: number } | false
   /** Called once per request, after the answer is built. */
   readonly onRequest?: (entry: RequestLog) => void
   /** Called with every internal fault. */
@@ -101,10 +122,49 @@ const defaultRateLimit = { rps: 100, burst: 200 } as const
 
 const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), { status, headers: { ...jsonHeaders, ...headers } })
+/** @internal A request as the handler's core reads it; the fetch face and the node:http mount both provide one. */
+export interface ApiRequest {
+  readonly method: string
+  /** The full URL as a string (what Hono routes on). */
+  readonly href: string
+  /** Its path, as `URL.pathname` gives it. */
+  readonly pathname: string
+  /** The parsed URL (for the query), built when asked for. */
+  readonly url: () => URL
+  /** A request header as `Headers.get` gives it (repeated fields joined with ", "), or null. */
+  readonly header: (name: string) => string | null
+  /** The body, read with a cap of `limit` bytes. Never rejects. */
+  readonly read: (limit: number) => Promise<CappedRead>
+  readonly remoteAddress: string | undefined
+}
 
-const errorResponse = (e: DomainError, headers: Record<string, string> = {}): Response =>
+/** @internal An answer before it becomes a `Response` or is written to a socket. `body` null: no body (HEAD). */
+export interface ApiResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string | null
+}
+
+/** @internal The core of a handler made by `makeHttpApi`. */
+export type ApiHandler = (request: ApiRequest) => Promise<ApiResponse>
+
+/** @internal Where `makeHttpApi`'s fetch handler carries its core, for the node:http mount's direct path. */
+export const apiHandler: unique symbol = Symbol("@xaalis/http/apiHandler")
+
+/** @internal The core of `handler` when it is a fetch handler made by `makeHttpApi`, else undefined. */
+export const apiHandlerOf = (handler: FetchHandler): ApiHandler | undefined =>
+  (handler as FetchHandler & { readonly [apiHandler]?: ApiHandler })[apiHandler]
+
+const jsonText_ = (status: number, text: string, headers?: Record<string, string>): ApiResponse => ({
+  status,
+  headers: headers === undefined ? { ...jsonHeaders } : { ...jsonHeaders, ...headers },
+  body: text
+})
+
+const json = (status: number, body: unknown, headers?: Record<string, string>): ApiResponse =>
+  jsonText_(status, JSON.stringify(body), headers)
+
+const errorResponse = (e: DomainError, headers?: Record<string, string>): ApiResponse =>
   json(e.status, { error: { message: e.message, code: e.code } }, headers)
 
 const internalResponse = () => json(500, { error: { message: internal_error_message, code: "internal_error" } })
@@ -123,13 +183,93 @@ type AuthState =
   | { readonly kind: "invalid" }
   | { readonly kind: "ok"; readonly caller: Caller }
 
+const missing: AuthState = { kind: "missing" }
+const invalid: AuthState = { kind: "invalid" }
+
+/**
+ * Callers of keys that authenticated, by the key's SHA-256 (hex). At most
+ * `max` entries; past it the oldest goes. A hit compares the stored digest
+ * with the presented key's in constant time, like the store lookup does.
+ */
+class KeyCache {
+  readonly #entries = new Map<string, { readonly digest: Buffer; readonly state: AuthState }>()
+  readonly #max: number
+  constructor(max: number) {
+    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError("authCache.max must be a whole number >= 1")
+    this.#max = max
+  }
+  get(hash: string): AuthState | undefined {
+    const entry = this.#entries.get(hash)
+    if (entry === undefined) return undefined
+    return timingSafeEqual(entry.digest, Buffer.from(hash, "hex")) ? entry.state : undefined
+  }
+  set(hash: string, state: AuthState): void {
+    if (this.#entries.size >= this.#max) {
+      const oldest = this.#entries.keys().next()
+      if (oldest.done !== true) this.#entries.delete(oldest.value)
+    }
+    this.#entries.set(hash, { digest: Buffer.from(hash, "hex"), state })
+  }
+  clear(): void {
+    this.#entries.clear()
+  }
+}
+
+/** Units of work with outbox rows that committed during one request (the dispatcher is kicked when > 0). */
+interface OutboxWrites {
+  units: number
+}
+class OutboxWritten extends Context.Service<OutboxWritten, OutboxWrites>()("@xaalis/http/OutboxWritten") {}
+
+/**
+ * The Store as given, seen through: a unit of work run inside a request that
+ * inserts or updates an outbox row counts, once committed, in the request's
+ * `OutboxWritten`. Everything else passes through untouched.
+ */
+const observeOutbox = (store: Store["Service"]): Store["Service"] =>
+  Store.of({
+    ledger: store.ledger,
+    transact: (work) =>
+      Effect.flatMap(Effect.serviceOption(OutboxWritten), (written) => {
+        if (Option.isNone(written)) return store.transact(work)
+        let wrote = false
+        const mark = (doc: { readonly kind: string }) => {
+          if (doc.kind === "outbox") wrote = true
+        }
+        return Effect.map(
+          store.transact((tx) =>
+            work({
+              get: (kind, id) => tx.get(kind, id),
+              getByKey: (kind, key) => tx.getByKey(kind, key),
+              insert: (doc) => {
+                mark(doc)
+                return tx.insert(doc)
+              },
+              update: (doc) => {
+                mark(doc)
+                return tx.update(doc)
+              },
+              list: (kind, scope, page) => tx.list(kind, scope, page),
+              due: (kind, now, limit) => tx.due(kind, now, limit),
+              post: (entries) => tx.post(entries),
+              balances: (scope) => tx.balances(scope)
+            } satisfies Tx)
+          ),
+          (a) => {
+            if (wrote) written.value.units += 1
+            return a
+          }
+        )
+      })
+  })
+
 interface RequestState {
   readonly request_id: string
-  readonly url: URL
+  readonly req: ApiRequest
   readonly auth: AuthState
 }
 
-/** A fault raised outside an Effect run, carried to `fetch`'s catch. */
+/** A fault raised outside an Effect run, carried to `handle`'s catch. */
 class Fault extends Error {
   readonly fault: unknown
   constructor(fault: unknown) {
@@ -137,6 +277,9 @@ class Fault extends Error {
     this.fault = fault
   }
 }
+
+const isIdempotencyKey = Schema.is(IdempotencyKey)
+const isNoEffect = Schema.is(NoEffect)
 
 const render = (cause: unknown): string =>
   Cause.isCause(cause) ? Cause.pretty(cause) : cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)
@@ -225,6 +368,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     rate_limited: rateLimit !== false,
     ...(options.baseUrl === undefined ? {} : { server_url: options.baseUrl })
   })
+  /** The document is served as this text: serialised once, not per request. */
+  const documentText = JSON.stringify(document)
 
   const report = (fault: Omit<HttpFault, "message">) => {
     try {
@@ -235,7 +380,9 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- services
-  const store = options.store ?? MemoryStore.layer
+  const store = Layer.effect(Store, Effect.map(Store, observeOutbox)).pipe(
+    Layer.provide(options.store ?? MemoryStore.layer)
+  )
   const background = Layer.effect(
     Background,
     Effect.map(Semaphore.make(1), (lock) =>
@@ -290,16 +437,22 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- one operation
-  const failure = (cause: Cause.Cause<unknown>, state: RequestState, context: string): Response => {
+  const failure = (cause: Cause.Cause<unknown>, request_id: string, context: string): ApiResponse => {
     const error = Cause.findErrorOption(cause)
     if (Option.isSome(error) && isDomainError(error.value) && error.value.code !== "internal_error") {
       return errorResponse(error.value)
     }
-    report({ request_id: state.request_id, context, cause })
+    report({ request_id, context, cause })
     return internalResponse()
   }
 
-  const serve = async (r: Route, request: Request, params: Record<string, string>, state: RequestState) => {
+  /** Permission, headers, body, then the domain: one run of the runtime for the domain part. */
+  const serve = async (
+    r: Route,
+    req: ApiRequest,
+    params: Record<string, string>,
+    state: RequestState
+  ): Promise<ApiResponse> => {
     // authentication, then permission
     let caller: Caller | undefined
     if (r.auth !== "none") {
@@ -318,9 +471,9 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     // headers, then the body
     let idempotencyKey: string | undefined
     if (r.method === "POST" && caller !== undefined) {
-      const raw = request.headers.get("idempotency-key")
+      const raw = req.header("idempotency-key")
       if (raw !== null) {
-        if (!Schema.is(IdempotencyKey)(raw)) {
+        if (!isIdempotencyKey(raw)) {
           return errorResponse(
             Errors.validation("Idempotency-Key must be 1 to 255 visible ASCII characters.", "Idempotency-Key")
           )
@@ -330,10 +483,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }
     let dry_run = false
     if (r.dry_run === true) {
-      const raw = request.headers.get("x-no-effect")
+      const raw = req.header("x-no-effect")
       if (raw !== null) {
         const value = raw.trim().toLowerCase()
-        if (!Schema.is(NoEffect)(value)) {
+        if (!isNoEffect(value)) {
           return errorResponse(Errors.validation("X-No-Effect must be true or false.", "X-No-Effect"))
         }
         dry_run = value === "true"
@@ -341,7 +494,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }
     let text = ""
     if (r.method !== "GET") {
-      const read = await readJsonText(request, body_max_bytes)
+      const read = jsonText(await req.read(body_max_bytes), req.header("content-type"))
       if (!read.ok) return errorResponse(read.error)
       text = read.text
     }
@@ -351,91 +504,135 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     // the domain: decoding (so its validation errors are recorded with the key) and the use case
     const body = r.body
     const query = r.query
-    const work = Effect.gen(function* () {
+    // parsing and decoding are synchronous: plain code in one suspended step, not an effect per check
+    const work = Effect.suspend(() => {
       let input: unknown
       if (body !== undefined) {
-        const parsed = text === "" ? {} : yield* Effect.fromResult(Json.parseJson(text))
-        input = yield* Effect.fromResult(decodeRequest(body as Schema.Codec<unknown>, parsed))
+        const parsed = text === "" ? Result.succeed({}) : Json.parseJson(text)
+        if (Result.isFailure(parsed)) return Effect.fail(parsed.failure)
+        const decoded = decodeRequest(body as Schema.Codec<unknown>, parsed.success)
+        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
+        input = decoded.success
       } else if (query !== undefined) {
-        input = yield* Effect.fromResult(decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.url)))
+        const decoded = decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.req.url()))
+        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
+        input = decoded.success
       }
-      if (caller?.mode === "live") yield* Effect.fromResult(liveCallbackRule(input, sandbox))
-      return yield* r.handle({ caller, input, params, dry_run })
+      if (caller?.mode === "live") {
+        const rule = liveCallbackRule(input, sandbox)
+        if (Result.isFailure(rule)) return Effect.fail(rule.failure)
+      }
+      return r.handle({ caller, input, params, dry_run })
     })
     const once =
       idempotencyKey !== undefined && caller !== undefined && !dry_run
-        ? Idempotency.idempotent(caller, idempotencyKey, fingerprint(r.method, state.url.pathname, text), work)
+        ? Idempotency.idempotent(caller, idempotencyKey, fingerprint(r.method, state.req.pathname, text), work)
         : work
-    const exit = await runtime.runPromiseExit(r.after === undefined ? once : Effect.flatMap(once, r.after))
+    const writes: OutboxWrites = { units: 0 }
+    const exit = await runtime.runPromiseExit(
+      Effect.provideService(r.after === undefined ? once : Effect.flatMap(once, r.after), OutboxWritten, writes)
+    )
     // a write may have committed outbox rows even when a later step failed: deliver them now
-    if (r.method !== "GET" && !dry_run) kick()
-    if (Exit.isFailure(exit)) return failure(exit.cause, state, `${r.method} ${r.path}`)
-    return json(dry_run ? 200 : r.status, exit.value)
+    if (writes.units > 0) kick()
+    if (Exit.isFailure(exit)) return failure(exit.cause, state.request_id, `${r.method} ${r.path}`)
+    return exit.value === document ? jsonText_(200, documentText) : json(dry_run ? 200 : r.status, exit.value)
   }
 
-  // ---------------------------------------------------------------- the router
-  const app = new Hono<{ Bindings: { readonly state: RequestState } }>()
-  for (const r of served) {
-    app.on(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), (c) => serve(r, c.req.raw, c.req.param(), c.env.state))
-  }
-  app.get("/docs", () => new Response(docsHtml, { headers: docsHeaders }))
+  // ---------------------------------------------------------------- the router (Hono's, fed from the route table)
+  type Served = { readonly route: Route } | { readonly docs: true }
+  const router = new SmartRouter<Served>({ routers: [new RegExpRouter(), new TrieRouter()] })
+  for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
+  router.add("GET", "/docs", { docs: true })
   const matchers = served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) }))
-  app.notFound((c) => {
-    const path = new URL(c.req.url).pathname
+
+  /** The first route matching, with its path parameters percent-decoded (as Hono's `c.req.param()`). */
+  const match = (method: string, href: string) => {
+    const path = getPath({ url: href } as Request)
+    const result = router.match(method, path)
+    const first = result[0][0]
+    if (first === undefined) return { path, found: undefined }
+    const [found, paramRefs] = first
+    const stash = result[1]
+    const params: Record<string, string> = {}
+    for (const key of Object.keys(paramRefs)) {
+      const ref = paramRefs[key]
+      const value = stash === undefined ? (ref as string | undefined) : stash[ref as number]
+      if (value !== undefined) params[key] = tryDecodeURIComponent(value)
+    }
+    return { path, found, params }
+  }
+
+  const notFound = (method: string, path: string): ApiResponse => {
     const allow = [...new Set(matchers.filter((m) => m.matches.test(path)).map((m) => m.method))]
-    if (allow.length === 0) return errorResponse(Errors.notFound(`No route ${c.req.method} ${clip(path)}.`))
-    return errorResponse(
-      Errors.notFound(`${c.req.method} is not served on ${clip(path)}; it accepts ${allow.join(", ")}.`),
-      { allow: allow.join(", ") }
-    )
-  })
-  app.onError((cause, c) => {
-    report({ request_id: (c.env as { state?: RequestState }).state?.request_id ?? null, context: "router", cause })
-    return internalResponse()
-  })
+    if (allow.length === 0) return errorResponse(Errors.notFound(`No route ${method} ${clip(path)}.`))
+    return errorResponse(Errors.notFound(`${method} is not served on ${clip(path)}; it accepts ${allow.join(", ")}.`), {
+      allow: allow.join(", ")
+    })
+  }
 
   // ---------------------------------------------------------------- before routing: who is calling, how often
-  const authenticate = async (request: Request): Promise<AuthState> => {
-    const header = request.headers.get("authorization")
-    if (header === null) return { kind: "missing" }
+  const keyCache = options.authCache === false ? undefined : new KeyCache(options.authCache?.max ?? 10_000)
+
+  /**
+   * Who is calling, without the store when that can be told at once: no key,
+   * a malformed header, or a key authenticated before (the cache). Otherwise
+   * the key and its digest, to look up.
+   */
+  const knownAuth = (header: string | null): AuthState | { readonly kind: "lookup"; key: string; hash: string } => {
+    if (header === null) return missing
     const key = BEARER.exec(header)?.[1]
-    if (key === undefined) return { kind: "invalid" }
-    const exit = await runtime.runPromiseExit(Businesses.authenticate(key))
-    if (Exit.isSuccess(exit)) return { kind: "ok", caller: exit.value }
-    const error = Cause.findErrorOption(exit.cause)
-    if (Option.isSome(error) && isDomainError(error.value) && error.value.code === "authentication_error") {
-      return { kind: "invalid" }
-    }
-    throw new Fault(exit.cause)
+    if (key === undefined) return invalid
+    const hash = digestOf("sha256", key, "hex")
+    return keyCache?.get(hash) ?? { kind: "lookup", key, hash }
   }
 
-  const limit = async (auth: AuthState, remoteAddress: string | undefined): Promise<RateDecision | undefined> => {
-    if (rateLimit === false) return undefined
-    const bucket =
-      auth.kind === "ok" ? `key:${auth.caller.business_id}:${auth.caller.mode}` : `ip:${remoteAddress ?? "unknown"}`
-    const exit = await runtime.runPromiseExit(
-      Effect.flatMap(Effect.serviceOption(RateLimiter), (l) =>
-        Option.isSome(l) ? Effect.map(l.value.take(bucket), Option.some) : Effect.succeedNone
+  const lookup = (key: string, hash: string): Effect.Effect<AuthState, unknown, Services> =>
+    Businesses.authenticate(key).pipe(
+      Effect.map((caller): AuthState => {
+        const state: AuthState = { kind: "ok", caller }
+        keyCache?.set(hash, state)
+        return state
+      }),
+      Effect.catchIf(
+        (e) => isDomainError(e) && e.code === "authentication_error",
+        () => Effect.succeed(invalid)
       )
     )
-    if (Exit.isFailure(exit)) throw new Fault(exit.cause)
-    return Option.getOrUndefined(exit.value)
+
+  const limit = (auth: AuthState, remoteAddress: string | undefined): Effect.Effect<RateDecision | undefined> => {
+    const bucket =
+      auth.kind === "ok" ? `key:${auth.caller.business_id}:${auth.caller.mode}` : `ip:${remoteAddress ?? "unknown"}`
+    return Effect.flatMap(Effect.serviceOption(RateLimiter), (l) =>
+      Option.isSome(l) ? l.value.take(bucket) : Effect.succeed(undefined)
+    )
   }
 
-  const fetch: FetchHandler = async (request, context) => {
+  /** The key lookup (when not known at once) and the rate limit (when on), in one run of the runtime. */
+  const admit = (
+    known: ReturnType<typeof knownAuth>,
+    remoteAddress: string | undefined
+  ): Effect.Effect<{ readonly auth: AuthState; readonly decision: RateDecision | undefined }, unknown, Services> =>
+    Effect.flatMap(known.kind === "lookup" ? lookup(known.key, known.hash) : Effect.succeed(known), (auth) =>
+      rateLimit === false
+        ? Effect.succeed({ auth, decision: undefined })
+        : Effect.map(limit(auth, remoteAddress), (decision) => ({ auth, decision }))
+    )
+
+  const handle: ApiHandler = async (req) => {
     const started = performance.now()
     const request_id = randomUUID()
-    let url: URL
-    try {
-      url = new URL(request.url)
-    } catch {
-      url = new URL("http://invalid/")
-    }
-    let response: Response
+    let response: ApiResponse
     let decision: RateDecision | undefined
     try {
-      const auth = await authenticate(request)
-      decision = await limit(auth, context?.remoteAddress)
+      const known = knownAuth(req.header("authorization"))
+      let auth: AuthState
+      if (known.kind !== "lookup" && rateLimit === false) auth = known
+      else {
+        const exit = await runtime.runPromiseExit(admit(known, req.remoteAddress))
+        if (Exit.isFailure(exit)) throw new Fault(exit.cause)
+        auth = exit.value.auth
+        decision = exit.value.decision
+      }
       if (decision !== undefined && !decision.allowed) {
         response = errorResponse(
           new DomainError({
@@ -445,23 +642,28 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
           { "retry-after": String(decision.retry_after_seconds) }
         )
       } else {
-        const state: RequestState = { request_id, url, auth }
-        response = await app.fetch(request, { state })
+        // HEAD is answered as GET without the body (as Hono does)
+        const matched = match(req.method === "HEAD" ? "GET" : req.method, req.href)
+        if (matched.found === undefined) response = notFound(req.method, req.pathname)
+        else if ("docs" in matched.found) response = { status: 200, headers: { ...docsHeaders }, body: docsHtml }
+        else response = await serve(matched.found.route, req, matched.params ?? {}, { request_id, req, auth })
       }
     } catch (e) {
-      report({ request_id, context: `${request.method} ${url.pathname}`, cause: e instanceof Fault ? e.fault : e })
+      report({ request_id, context: `${req.method} ${req.pathname}`, cause: e instanceof Fault ? e.fault : e })
       response = internalResponse()
     }
-    response.headers.set("request-id", request_id)
+    const headers = response.headers
+    headers["request-id"] = request_id
     if (decision !== undefined) {
-      response.headers.set("ratelimit-limit", String(decision.limit))
-      response.headers.set("ratelimit-remaining", String(decision.remaining))
-      response.headers.set("ratelimit-reset", String(decision.reset_seconds))
+      headers["ratelimit-limit"] = String(decision.limit)
+      headers["ratelimit-remaining"] = String(decision.remaining)
+      headers["ratelimit-reset"] = String(decision.reset_seconds)
     }
+    if (req.method === "HEAD") response = { status: response.status, headers, body: null }
     try {
       options.onRequest?.({
-        method: request.method,
-        path: url.pathname,
+        method: req.method,
+        path: req.pathname,
         status: response.status,
         duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
         request_id
@@ -471,6 +673,26 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }
     return response
   }
+
+  const fetch: FetchHandler = async (request, context) => {
+    let url: URL
+    try {
+      url = new URL(request.url)
+    } catch {
+      url = new URL("http://invalid/")
+    }
+    const answer = await handle({
+      method: request.method,
+      href: url.href,
+      pathname: url.pathname,
+      url: () => url,
+      header: (name) => request.headers.get(name),
+      read: (limit) => readCapped(request, limit),
+      remoteAddress: context?.remoteAddress
+    })
+    return new Response(answer.body, { status: answer.status, headers: answer.headers })
+  }
+  Object.defineProperty(fetch, apiHandler, { value: handle })
 
   return {
     fetch,
@@ -483,6 +705,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       await draining
       await runtime.dispose()
     },
-    ready: () => runtime.context().then(() => undefined)
+    ready: () => runtime.context().then(() => undefined),
+    forgetKeys: () => keyCache?.clear()
   }
 }

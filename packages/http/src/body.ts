@@ -11,19 +11,27 @@ export type BodyRead =
   | { readonly ok: true; readonly text: string }
   | { readonly ok: false; readonly error: DomainError }
 
-const tooLarge = (limit: number) => Errors.validation(`The request body must not exceed ${limit} bytes.`)
+/** At most `limit` bytes of a body, or why they could not be had. */
+export type CappedRead =
+  | { readonly ok: true; readonly bytes: Uint8Array }
+  | { readonly ok: false; readonly error: DomainError }
+
+export const tooLarge = (limit: number) => Errors.validation(`The request body must not exceed ${limit} bytes.`)
+
+/** The client went away or the stream failed before the body was complete. */
+export const unreadable = () => Errors.validation("The request body could not be read.")
+
+/** A `Content-Length` that already says the body is over `limit` (absent or malformed: undecided). */
+export const declaredTooLarge = (contentLength: string | null | undefined, limit: number): boolean =>
+  contentLength !== null && contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit
 
 /** `application/json`, with or without parameters (`; charset=utf-8`), in any letter case. */
 export const isJsonMediaType = (contentType: string | null): boolean =>
   contentType !== null && contentType.split(";")[0]?.trim().toLowerCase() === "application/json"
 
 /** Reads at most `limit` bytes of the body; more is a `validation_error` and the rest is never read. */
-export const readCapped = async (
-  request: Request,
-  limit: number
-): Promise<{ readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly error: DomainError }> => {
-  const declared = request.headers.get("content-length")
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) {
+export const readCapped = async (request: Request, limit: number): Promise<CappedRead> => {
+  if (declaredTooLarge(request.headers.get("content-length"), limit)) {
     await request.body?.cancel().catch(() => undefined)
     return { ok: false, error: tooLarge(limit) }
   }
@@ -43,30 +51,34 @@ export const readCapped = async (
       chunks.push(value)
     }
   } catch {
-    return { ok: false, error: Errors.validation("The request body could not be read.") }
+    return { ok: false, error: unreadable() }
   }
-  if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array }
+  return { ok: true, bytes: concat(chunks, size) }
+}
+
+/** The chunks as one array (the chunk itself when there is only one). */
+export const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  if (chunks.length === 1) return chunks[0] as Uint8Array
   const bytes = new Uint8Array(size)
   let at = 0
   for (const c of chunks) {
     bytes.set(c, at)
     at += c.byteLength
   }
-  return { ok: true, bytes }
+  return bytes
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
- * The body of a POST or PUT as text: capped, JSON media type whenever it is
+ * A capped body of a POST or PUT as JSON text: JSON media type whenever it is
  * not empty, valid UTF-8. An empty body is `""` (the caller decides whether
  * one is required).
  */
-export const readJsonText = async (request: Request, limit: number): Promise<BodyRead> => {
-  const read = await readCapped(request, limit)
+export const jsonText = (read: CappedRead, contentType: string | null): BodyRead => {
   if (!read.ok) return read
   if (read.bytes.byteLength === 0) return { ok: true, text: "" }
-  if (!isJsonMediaType(request.headers.get("content-type"))) {
+  if (!isJsonMediaType(contentType)) {
     return {
       ok: false,
       error: Errors.validation("The request body must be JSON: send it with Content-Type: application/json.")
@@ -78,5 +90,9 @@ export const readJsonText = async (request: Request, limit: number): Promise<Bod
     return { ok: false, error: Errors.validation("The request body must be UTF-8 encoded JSON.") }
   }
 }
+
+/** The body of a `Request` as JSON text (see `readCapped` and `jsonText`). */
+export const readJsonText = async (request: Request, limit: number): Promise<BodyRead> =>
+  jsonText(await readCapped(request, limit), request.headers.get("content-type"))
 
 export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError

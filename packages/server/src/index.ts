@@ -4,5 +4,6 @@
  * your own (tests, custom entry points).
  */
 export { ConfigError, defaults, fromEnv, type ServerConfig } from "./config.ts"
-export { jsonLines, type LogLine, type RunningServer, startServer, tick_ms } from "./server.ts"
+export { batchedStdout, jsonLines, type LogLine } from "./log.ts"
+export { type RunningServer, startServer, tick_ms } from "./server.ts"
 export { storeLayer } from "./store.ts"

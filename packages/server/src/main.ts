@@ -4,7 +4,8 @@
  * signal exits at once.
  */
 import { ConfigError, fromEnv } from "./config.ts"
-import { jsonLines, type RunningServer, startServer } from "./server.ts"
+import { jsonLines } from "./log.ts"
+import { type RunningServer, startServer } from "./server.ts"
 
 const log = jsonLines()
 

@@ -3,15 +3,8 @@ import type { AddressInfo } from "node:net"
 import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
 import { HttpNotifier, makeHttpApi, toNodeListener } from "@xaalis/http"
 import type { ServerConfig } from "./config.ts"
+import { jsonLines, type LogLine } from "./log.ts"
 import { storeLayer } from "./store.ts"
-
-/** One structured line per event on stdout (JSON Lines). */
-export type LogLine = (fields: Readonly<Record<string, unknown>>) => void
-
-export const jsonLines =
-  (write: (line: string) => void = (line) => process.stdout.write(line)): LogLine =>
-  (fields) =>
-    write(`${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`)
 
 export interface RunningServer {
   /** Where it listens, e.g. http://127.0.0.1:3000 */

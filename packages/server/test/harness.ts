@@ -31,7 +31,8 @@ export const tempDataDir = () => {
 export const startServerProcess = (env: Record<string, string>, dataDir: string): Promise<ServerProcess> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--conditions=@xaalis/source", main], {
-      env: { ...process.env, PORT: "0", DATA_DIR: dataDir, ...env },
+      // DATABASE_URL cleared: CI sets it for the PostgreSQL tests, the server must run on its embedded default here
+      env: { ...process.env, DATABASE_URL: "", BASE_URL: "", PORT: "0", DATA_DIR: dataDir, ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     const lines: Array<string> = []

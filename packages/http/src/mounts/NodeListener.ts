@@ -1,12 +1,22 @@
 /**
- * The fetch handler as a `node:http` / `node:https` request listener, through
- * @hono/node-server's `getRequestListener`: it streams the exact body bytes,
- * keeps every header (repeated ones too, from `rawHeaders`), aborts the request
- * signal when the client goes away and writes every response header back
- * (`set-cookie` as separate lines).
+ * The fetch handler as a `node:http` / `node:https` request listener.
+ *
+ * - A handler made by `makeHttpApi` is served directly: its core reads the
+ *   node request (headers from `rawHeaders`, the body with the API's cap) and
+ *   its answer is written with one `writeHead` and `end`, without building a
+ *   web `Request` and `Response` for every request. What it sees and answers is
+ *   the same as through `fetch` (a test holds both paths to it).
+ * - Any other fetch handler goes through @hono/node-server's
+ *   `getRequestListener`: it streams the exact body bytes, keeps every header
+ *   (repeated ones too, from `rawHeaders`), aborts the request signal when the
+ *   client goes away and writes every response header back (`set-cookie` as
+ *   separate lines).
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { TLSSocket } from "node:tls"
 import { getRequestListener, type HttpBindings, RequestError } from "@hono/node-server"
+import { type CappedRead, concat, declaredTooLarge, tooLarge, unreadable } from "../body.ts"
+import { type ApiHandler, type ApiResponse, apiHandlerOf } from "../HttpApi.ts"
 import { contextOf, errorResponse, type Handler, messages, rebuild } from "./internal.ts"
 
 export interface NodeListenerOptions {
@@ -29,6 +39,8 @@ export const nodeBridge = (
 ): ((incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>) => {
   const remoteAddress = options.remoteAddress ?? ((incoming: IncomingMessage) => incoming.socket.remoteAddress)
   const onError = safe(options.onError ?? ((error: unknown) => console.error(error)))
+  const core = apiHandlerOf(handler)
+  if (core !== undefined) return direct(core, remoteAddress, onError, options)
   const listener = getRequestListener(
     (request, env) => {
       const incoming = (env as HttpBindings).incoming
@@ -48,6 +60,215 @@ export const nodeBridge = (
     }
   )
   return (incoming, outgoing) => listener(incoming, outgoing).catch(onError)
+}
+
+// ------------------------------------------------------------------ the direct path
+
+/** What @hono/node-server accepts as a request target and Host (same rules, so both paths refuse the same requests). */
+const validRequestTarget = /^\/[!#$&-;=?-[\]_a-z~]*$/
+const dotSegment = /\/\.\.?(?:[/?#]|$)/
+const simpleHost = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/
+/** A backslash before the query. */
+const backslashInPath = (target: string) => {
+  const backslash = target.indexOf("\\")
+  if (backslash === -1) return false
+  const query = target.indexOf("?")
+  return query === -1 || backslash < query
+}
+
+/** Where a request goes: the URL as text, its path, and the parsed URL on demand. */
+export interface Target {
+  readonly href: string
+  readonly pathname: string
+  readonly url: () => URL
+}
+
+const parsed = (url: URL): Target => ({ href: url.href, pathname: url.pathname, url: () => url })
+
+/**
+ * The request's URL from its target and `Host` (the rules of @hono/node-server,
+ * which the generic path uses), or undefined when they are unusable (a 400). A
+ * plain origin-form target on a plain host, the usual case, is taken as is: the
+ * URL parser would not change it, so it only runs if the query is needed.
+ */
+export const targetOf = (incoming: IncomingMessage, defaultHostname: string | undefined): Target | undefined => {
+  const target = incoming.url ?? ""
+  try {
+    if (target[0] !== "/" && (target.startsWith("http://") || target.startsWith("https://"))) {
+      return backslashInPath(target) ? undefined : parsed(new URL(target))
+    }
+    const host = incoming.headers.host || defaultHostname
+    if (!host) return undefined
+    const scheme = (incoming.socket as Partial<TLSSocket>).encrypted === true ? "https" : "http"
+    if (!simpleHost.test(host)) {
+      if (backslashInPath(target)) return undefined
+      const url = new URL(`${scheme}://${host}${target}`)
+      const bare = (host.includes(":") ? host.replace(/:\d+$/, "") : host).toLowerCase()
+      return url.hostname.length !== host.length && url.hostname !== bare ? undefined : parsed(url)
+    }
+    if (target.length === 0) return parsed(new URL(`${scheme}://${host}/`))
+    if (target.charCodeAt(0) !== 47) return undefined
+    if (!validRequestTarget.test(target) || dotSegment.test(target)) {
+      return backslashInPath(target) ? undefined : parsed(new URL(`${scheme}://${host}${target}`))
+    }
+    // only characters the URL parser keeps as they are, no dot segments: the path is the text up to ? or #
+    const href = `${scheme}://${host}${target}`
+    const end = target.search(/[?#]/)
+    let url: URL | undefined
+    return { href, pathname: end === -1 ? target : target.slice(0, end), url: () => (url ??= new URL(href)) }
+  } catch {
+    return undefined
+  }
+}
+
+/** `Headers.get` over the raw header lines: case-insensitive, repeated fields joined with ", ". */
+const headerOf =
+  (raw: ReadonlyArray<string>) =>
+  (name: string): string | null => {
+    let value: string | null = null
+    for (let i = 0; i < raw.length; i += 2) {
+      const key = raw[i] as string
+      if (key.length === name.length && key.toLowerCase() === name) {
+        const v = raw[i + 1] as string
+        value = value === null ? v : `${value}, ${v}`
+      }
+    }
+    return value
+  }
+
+/** Reads at most `limit` bytes of the request body; past that, or when the client goes away, the answer says why. */
+const readIncoming = (incoming: IncomingMessage, limit: number): Promise<CappedRead> => {
+  if (declaredTooLarge(incoming.headers["content-length"], limit)) {
+    return Promise.resolve({ ok: false, error: tooLarge(limit) })
+  }
+  if (incoming.readableEnded) return Promise.resolve({ ok: true, bytes: new Uint8Array(0) })
+  if (incoming.destroyed || incoming.readableDidRead) return Promise.resolve({ ok: false, error: unreadable() })
+  return new Promise((resolve) => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    const settle = (read: CappedRead) => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onFailure)
+      incoming.off("close", onFailure)
+      resolve(read)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > limit) {
+        incoming.pause()
+        settle({ ok: false, error: tooLarge(limit) })
+      } else chunks.push(chunk)
+    }
+    const onEnd = () => settle({ ok: true, bytes: concat(chunks, size) })
+    const onFailure = () => settle({ ok: false, error: unreadable() })
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onFailure)
+    incoming.once("close", onFailure)
+  })
+}
+
+/** Bounds on discarding a body left unread once the answer went out (as @hono/node-server's). */
+const drain_bytes_max = 64 * 1024 * 1024
+const drain_ms_max = 500
+
+/**
+ * After the answer: a body the API did not read (an early error, a body over
+ * the cap) is read and dropped so the connection can serve the next request,
+ * but at most `drain_bytes_max` bytes for at most `drain_ms_max`; past either,
+ * the connection is closed.
+ */
+const discardRest = (incoming: IncomingMessage) => {
+  // complete: the parser has the whole body already; node drops what is left unread
+  if (incoming.complete || incoming.readableEnded || incoming.destroyed) return
+  let bytes = 0
+  const cleanup = () => {
+    clearTimeout(timer)
+    incoming.off("data", onData)
+    incoming.off("end", cleanup)
+    incoming.off("error", cleanup)
+  }
+  const close = () => {
+    cleanup()
+    incoming.socket?.destroySoon?.()
+  }
+  const onData = (chunk: Buffer) => {
+    bytes += chunk.byteLength
+    if (bytes > drain_bytes_max) close()
+  }
+  const timer = setTimeout(close, drain_ms_max)
+  timer.unref()
+  incoming.on("data", onData)
+  incoming.once("end", cleanup)
+  incoming.once("error", cleanup)
+  incoming.resume()
+}
+
+const writeAnswer = (outgoing: ServerResponse, answer: ApiResponse) => {
+  if (outgoing.headersSent || outgoing.destroyed) return
+  const headers: Record<string, string | number> = answer.headers
+  if (answer.body === null) {
+    outgoing.writeHead(answer.status, headers)
+    outgoing.end()
+    return
+  }
+  headers["content-length"] = Buffer.byteLength(answer.body)
+  outgoing.writeHead(answer.status, headers)
+  outgoing.end(answer.body)
+}
+
+const badRequest = (): ApiResponse => ({
+  status: 400,
+  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+  body: JSON.stringify({ error: { message: messages.badRequest, code: "validation_error" } })
+})
+
+const internal = (): ApiResponse => ({
+  status: 500,
+  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+  body: JSON.stringify({ error: { message: messages.internal, code: "internal_error" } })
+})
+
+/** The node bridge for a handler made by `makeHttpApi`: its core, fed from the node request. */
+const direct =
+  (
+    core: ApiHandler,
+    remoteAddress: (incoming: IncomingMessage) => string | undefined,
+    onError: (error: unknown) => void,
+    options: NodeListenerOptions & { readonly bodyOf?: (incoming: IncomingMessage) => Uint8Array | undefined }
+  ) =>
+  async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
+    const target = targetOf(incoming, options.hostname)
+    if (target === undefined) return answerWith(incoming, outgoing, badRequest())
+    const given = options.bodyOf?.(incoming)
+    let answer: ApiResponse
+    try {
+      answer = await core({
+        method: incoming.method ?? "GET",
+        href: target.href,
+        pathname: target.pathname,
+        url: target.url,
+        header: headerOf(incoming.rawHeaders),
+        read: (limit) =>
+          given === undefined
+            ? readIncoming(incoming, limit)
+            : Promise.resolve(
+                given.byteLength > limit ? { ok: false, error: tooLarge(limit) } : { ok: true, bytes: given }
+              ),
+        remoteAddress: contextOf(remoteAddress(incoming)).remoteAddress
+      })
+    } catch (error) {
+      // the core answers every fault itself; this is a last resort
+      onError(error)
+      answer = internal()
+    }
+    answerWith(incoming, outgoing, answer)
+  }
+
+const answerWith = (incoming: IncomingMessage, outgoing: ServerResponse, answer: ApiResponse) => {
+  writeAnswer(outgoing, answer)
+  if (!incoming.complete) outgoing.once("finish", () => discardRest(incoming))
 }
 
 /** A logging callback that throws must not take the server down. */

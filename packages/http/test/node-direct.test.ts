@@ -1,0 +1,392 @@
+/**
+ * `toNodeListener(api.fetch)` serves a `makeHttpApi` handler directly (no web
+ * Request or Response per request). Every case here is sent both ways to the
+ * same API, through `api.fetch` in-process and over node:http, and must get
+ * the same answer: status, error body and the headers the API sets.
+ */
+import { once } from "node:events"
+import { createServer, request as httpRequest, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import express from "express"
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import type { RequestLog } from "../src/HttpApi.ts"
+import { toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
+import { targetOf } from "../src/mounts/NodeListener.ts"
+import { type Setup, setup } from "./helpers.ts"
+
+interface Case {
+  readonly name: string
+  readonly method: string
+  readonly path: string
+  readonly headers?: ReadonlyArray<readonly [string, string]>
+  readonly body?: string | Uint8Array
+}
+
+interface Seen {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+}
+
+let s: Setup
+const requestLog: Array<RequestLog> = []
+let server: Server
+let origin: string
+let live: string
+let test: string
+
+beforeAll(async () => {
+  s = setup({ bodyLimitBytes: 1024, onRequest: (entry) => requestLog.push(entry) })
+  server = createServer(toNodeListener(s.api.fetch))
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const biz = await s.business()
+  live = biz.secret_key_live
+  test = biz.secret_key_test
+})
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+  expect(s.faults.map((f) => f.message)).toEqual([])
+  await s.api.dispose()
+})
+
+const viaFetch = async (c: Case): Promise<Seen> => {
+  const res = await s.api.fetch(
+    new Request(`http://api.test${c.path}`, {
+      method: c.method,
+      headers: (c.headers ?? []).map(([k, v]) => [k, v]),
+      ...(c.body === undefined ? {} : { body: c.body })
+    }),
+    { remoteAddress: "127.0.0.1" }
+  )
+  return { status: res.status, headers: res.headers, text: await res.text() }
+}
+
+const viaNode = async (c: Case): Promise<Seen> => {
+  const res = await fetch(`${origin}${c.path}`, {
+    method: c.method,
+    headers: (c.headers ?? []).map(([k, v]) => [k, v]),
+    ...(c.body === undefined ? {} : { body: c.body })
+  })
+  return { status: res.status, headers: res.headers, text: await res.text() }
+}
+
+const apiHeaders = ["content-type", "cache-control", "allow", "retry-after", "content-security-policy"]
+
+const expectSame = (a: Seen, b: Seen) => {
+  expect(b.status).toBe(a.status)
+  for (const h of apiHeaders) expect([h, b.headers.get(h)]).toEqual([h, a.headers.get(h)])
+  for (const seen of [a, b]) expect(seen.headers.get("request-id")).toMatch(/^[0-9a-f-]{36}$/)
+  expect(b.headers.get("request-id")).not.toBe(a.headers.get("request-id"))
+  if (a.status >= 400) expect(b.text).toBe(a.text)
+}
+
+const json = (key: string, body: unknown, more: ReadonlyArray<readonly [string, string]> = []): Partial<Case> => ({
+  headers: [["authorization", `Bearer ${key}`], ["content-type", "application/json"], ...more],
+  body: JSON.stringify(body)
+})
+
+const cases = (): ReadonlyArray<Case> => [
+  { name: "unknown route", method: "GET", path: "/v1/nope" },
+  { name: "known path, wrong method", method: "DELETE", path: "/v1/payments" },
+  { name: "no key", method: "POST", path: "/v1/payments", body: "{}" },
+  {
+    name: "unknown key",
+    method: "POST",
+    path: "/v1/payments",
+    headers: [["authorization", "Bearer sk_live_nobodyhasthiskeyatall"]]
+  },
+  { name: "malformed authorization", method: "GET", path: "/v1/balance", headers: [["authorization", "Basic x"]] },
+  { name: "test key on a live-only route", method: "POST", path: "/v1/minting/offramp", ...json(test, {}) },
+  {
+    name: "a body that is not JSON",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    headers: [
+      ["authorization", `Bearer ${live}`],
+      ["content-type", "text/plain"]
+    ],
+    body: "gmd_amount=5000"
+  },
+  {
+    name: "invalid UTF-8",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    headers: [
+      ["authorization", `Bearer ${live}`],
+      ["content-type", "application/json"]
+    ],
+    body: Uint8Array.from([0x7b, 0xff, 0xfe, 0x7d])
+  },
+  {
+    name: "a missing body",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    headers: [["authorization", `Bearer ${live}`]]
+  },
+  {
+    name: "malformed JSON",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    headers: [
+      ["authorization", `Bearer ${live}`],
+      ["content-type", "application/json"]
+    ],
+    body: '{"gmd_amount":'
+  },
+  { name: "a field error", method: "POST", path: "/v1/minting/offramp", ...json(live, { gmd_amount: 1.234 }) },
+  {
+    name: "a body over the limit",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    ...json(live, { gmd_amount: 5000, pad: "x".repeat(2000) })
+  },
+  {
+    name: "an Idempotency-Key that is not visible ASCII",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    ...json(live, { gmd_amount: 5000 }, [["idempotency-key", "has space"]])
+  },
+  {
+    name: "a repeated Idempotency-Key (joined with a comma and a space: refused)",
+    method: "POST",
+    path: "/v1/minting/offramp",
+    ...json(live, { gmd_amount: 5000 }, [
+      ["idempotency-key", "a"],
+      ["idempotency-key", "b"]
+    ])
+  },
+  {
+    name: "a bad X-No-Effect",
+    method: "POST",
+    path: "/v1/payments",
+    ...json(test, { data: { amount: 10, currency: "GMD" } }, [["x-no-effect", "maybe"]])
+  },
+  {
+    name: "a percent-encoded path parameter",
+    method: "GET",
+    path: "/v1/minting/ramps/%72amp%20x",
+    headers: [["authorization", `Bearer ${live}`]]
+  },
+  {
+    name: "a dot segment",
+    method: "GET",
+    path: "/v1/minting/../balance",
+    headers: [["authorization", `Bearer ${live}`]]
+  },
+  {
+    name: "a query out of range",
+    method: "GET",
+    path: "/v1/minting/ramps?limit=0",
+    headers: [["authorization", `Bearer ${live}`]]
+  },
+  {
+    name: "a list with a query",
+    method: "GET",
+    path: "/v1/minting/ramps?limit=1&offset=0",
+    headers: [["authorization", `Bearer ${live}`]]
+  },
+  { name: "HEAD", method: "HEAD", path: "/v1/balance", headers: [["authorization", `Bearer ${test}`]] },
+  { name: "the API description", method: "GET", path: "/v1/openapi.json" },
+  { name: "the docs page", method: "GET", path: "/docs" },
+  { name: "a create", method: "POST", path: "/v1/minting/offramp", ...json(live, { gmd_amount: 5000 }) }
+]
+
+describe("node:http direct path and api.fetch give the same answers", () => {
+  it.each(cases().map((c) => [c.name, c] as const))("%s", async (_, c) => {
+    // the keys exist only after beforeAll: rebuild the case now
+    const now = cases().find((x) => x.name === c.name) as Case
+    const a = await viaFetch(now)
+    const b = await viaNode(now)
+    expectSame(a, b)
+    if (now.method === "HEAD") expect([a.text, b.text]).toEqual(["", ""])
+    if (now.name.startsWith("the ")) expect(b.text).toBe(a.text)
+    if (now.name === "a create") {
+      expect([a.status, b.status]).toEqual([201, 201])
+      expect(Object.keys(JSON.parse(b.text)).sort()).toEqual(Object.keys(JSON.parse(a.text)).sort())
+    }
+    if (now.name === "a list with a query") expect(JSON.parse(b.text).meta).toMatchObject({ limit: 1, offset: 0 })
+  })
+
+  it("fingerprints a keyed POST the same way: the second face replays the first answer", async () => {
+    const c = {
+      name: "keyed",
+      method: "POST",
+      path: "/v1/minting/offramp",
+      ...json(live, { gmd_amount: 7000 }, [["idempotency-key", "both-faces-1"]])
+    } as Case
+    const first = await viaFetch(c)
+    const replay = await viaNode(c)
+    expect(first.status).toBe(201)
+    expect({ status: replay.status, text: replay.text }).toEqual({ status: first.status, text: first.text })
+  })
+})
+
+/** A raw HTTP/1.1 exchange, for what `fetch` will not send. */
+const raw = (
+  options: { path: string; method?: string; headers?: Record<string, string> },
+  write: (req: ReturnType<typeof httpRequest>) => void
+) =>
+  new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const { port } = new URL(origin)
+    const req = httpRequest(
+      { host: "127.0.0.1", port, path: options.path, method: options.method ?? "GET", headers: options.headers },
+      (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => {
+          text += chunk
+        })
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }))
+      }
+    )
+    req.on("error", reject)
+    write(req)
+  })
+
+describe("node:http direct path specifics", () => {
+  it("answers an unusable Host header with a 400 error object", async () => {
+    const answer = await raw({ path: "/v1/balance", headers: { host: "exa mple.com" } }, (req) => req.end())
+    expect(answer.status).toBe(400)
+    expect(JSON.parse(answer.text)).toEqual({
+      error: { message: "The request could not be read.", code: "validation_error" }
+    })
+  })
+
+  it("caps a streamed body without Content-Length, and keeps serving", async () => {
+    let written = 0
+    const answer = await raw(
+      {
+        path: "/v1/minting/offramp",
+        method: "POST",
+        headers: { authorization: `Bearer ${live}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+      },
+      (req) => {
+        const pump = () => {
+          while (written < 64 * 1024) {
+            written += 512
+            if (!req.write(" ".repeat(512))) return void req.once("drain", pump)
+          }
+          req.end()
+        }
+        pump()
+      }
+    )
+    expect(answer.status).toBe(400)
+    expect(JSON.parse(answer.text).error.message).toBe("The request body must not exceed 1024 bytes.")
+    expect((await viaNode({ name: "after", method: "GET", path: "/v1/openapi.json" })).status).toBe(200)
+  })
+
+  it("survives a client that goes away in the middle of its body", async () => {
+    const { port } = new URL(origin)
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      agent: false,
+      path: "/v1/minting/offramp",
+      method: "POST",
+      headers: { authorization: `Bearer ${live}`, "content-type": "application/json", "content-length": "1000" }
+    })
+    const failed = new Promise<boolean>((resolve) => {
+      req.on("error", () => resolve(true))
+      req.on("response", () => resolve(false))
+    })
+    const logged = requestLog.length
+    req.write('{"gmd_amount":')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    req.destroy()
+    expect(await failed).toBe(true)
+    // the server saw the body end early and answered (to nobody) that it could not be read
+    await vi.waitFor(() =>
+      expect(requestLog.slice(logged)).toContainEqual(
+        expect.objectContaining({ method: "POST", path: "/v1/minting/offramp", status: 400 })
+      )
+    )
+    const after = await viaNode({
+      name: "after",
+      method: "POST",
+      path: "/v1/minting/offramp",
+      ...json(live, { gmd_amount: 5000 })
+    })
+    expect(after.status).toBe(201)
+  })
+})
+
+describe("Express, through the same direct path", () => {
+  it("serves the API under a prefix, and from bytes a raw body parser kept (with the cap)", async () => {
+    const app = express()
+    app.use("/api", xaalisExpress(s.api.fetch))
+    app.use("/raw", express.raw({ type: "*/*", limit: "1mb" }), xaalisExpress(s.api.fetch))
+    const ex = createServer(app)
+    ex.listen(0, "127.0.0.1")
+    await once(ex, "listening")
+    const at = `http://127.0.0.1:${(ex.address() as AddressInfo).port}`
+    try {
+      const headers = { authorization: `Bearer ${live}`, "content-type": "application/json" }
+      const created = await fetch(`${at}/api/v1/minting/offramp`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ gmd_amount: 5000 })
+      })
+      expect(created.status).toBe(201)
+      const list = await fetch(`${at}/api/v1/minting/ramps?limit=1`, { headers })
+      expect(((await list.json()) as { meta: { limit: number } }).meta.limit).toBe(1)
+      const kept = await fetch(`${at}/raw/v1/minting/offramp`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ gmd_amount: 6000 })
+      })
+      expect(kept.status).toBe(201)
+      const tooBig = await fetch(`${at}/raw/v1/minting/offramp`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ gmd_amount: 6000, pad: "x".repeat(2000) })
+      })
+      expect(tooBig.status).toBe(400)
+      expect(((await tooBig.json()) as { error: { message: string } }).error.message).toBe(
+        "The request body must not exceed 1024 bytes."
+      )
+    } finally {
+      await new Promise<void>((resolve) => {
+        ex.close(() => resolve())
+        ex.closeAllConnections()
+      })
+    }
+  })
+})
+
+describe("targetOf", () => {
+  const alphabet = "!#$&'()*+,-./0123456789:;=?@ABCZ[]_abcz~%\\ "
+  const incoming = (url: string, host = "127.0.0.1:3000") =>
+    ({ url, headers: { host }, socket: {} }) as unknown as Parameters<typeof targetOf>[0]
+
+  it("gives the path URL would give, whether or not it parsed the target", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...alphabet), maxLength: 40 }).map((rest) => `/${rest}`),
+        (target) => {
+          const t = targetOf(incoming(target), undefined)
+          if (t === undefined) return
+          const url = new URL(t.href)
+          expect(t.pathname).toBe(url.pathname)
+          expect(t.url().href).toBe(url.href)
+        }
+      )
+    )
+  })
+
+  it("refuses what @hono/node-server refuses: no Host, a Host with a path, a backslash in the path", () => {
+    expect(targetOf(incoming("/v1/balance", ""), undefined)).toBeUndefined()
+    expect(targetOf(incoming("/v1/balance", ""), "fallback.test")?.href).toBe("http://fallback.test/v1/balance")
+    expect(targetOf(incoming("/v1/balance", "a.test/evil"), undefined)).toBeUndefined()
+    expect(targetOf(incoming("/v1\\balance"), undefined)).toBeUndefined()
+    expect(targetOf(incoming("v1/balance"), undefined)).toBeUndefined()
+    expect(targetOf(incoming("/v1/balance?q=\\"), undefined)?.pathname).toBe("/v1/balance")
+  })
+})

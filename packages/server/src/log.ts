@@ -1,0 +1,48 @@
+/** The reference server's log: JSON Lines on stdout. */
+
+/** One structured line per event on stdout (JSON Lines). */
+export type LogLine = (fields: Readonly<Record<string, unknown>>) => void
+
+let stdoutBatch: ((line: string) => void) | undefined
+
+/**
+ * Lines to stdout in batches: the lines of one turn of the event loop go out
+ * in one write (at the latest in the check phase of that turn, or as soon as
+ * 64 KiB are pending), instead of one write system call per request. Pending
+ * lines are written synchronously when the process exits (`process.exit`, the
+ * end of the event loop, an uncaught exception); only a SIGKILL can lose the
+ * last turn's lines. One batch per process, shared by every logger.
+ */
+export const batchedStdout = (): ((line: string) => void) => {
+  if (stdoutBatch !== undefined) return stdoutBatch
+  let pending = ""
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    if (pending === "") return
+    const out = pending
+    pending = ""
+    process.stdout.write(out)
+  }
+  process.on("exit", flush)
+  stdoutBatch = (line) => {
+    pending += line
+    if (pending.length >= 65_536) flush()
+    else if (!scheduled) {
+      scheduled = true
+      setImmediate(flush)
+    }
+  }
+  return stdoutBatch
+}
+
+/** A JSON Lines logger: `{time, ...fields}` per line, to `write` (default: stdout, batched per event-loop turn). */
+export const jsonLines =
+  (write: (line: string) => void = batchedStdout()): LogLine =>
+  (fields) => {
+    const time = new Date().toISOString()
+    if (Object.hasOwn(fields, "time")) return write(`${JSON.stringify({ time, ...fields })}\n`)
+    // the same text as JSON.stringify({time, ...fields}), without copying the fields
+    const rest = JSON.stringify(fields)
+    write(rest === "{}" ? `{"time":"${time}"}\n` : `{"time":"${time}",${rest.slice(1)}\n`)
+  }

@@ -1,0 +1,70 @@
+/**
+ * The request log: JSON Lines with the same text as before (`{time, ...fields}`),
+ * written to stdout in one write per turn of the event loop, and nothing lost
+ * when the process exits.
+ */
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { batchedStdout, jsonLines } from "../src/log.ts"
+
+afterEach(() => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+})
+
+describe("jsonLines", () => {
+  it("writes JSON.stringify({time, ...fields}) and a newline, whatever the fields", () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    vi.setSystemTime(new Date("2026-01-02T03:04:05.678Z"))
+    const time = "2026-01-02T03:04:05.678Z"
+    const lines: Array<string> = []
+    const log = jsonLines((line) => lines.push(line))
+    const samples: ReadonlyArray<Record<string, unknown>> = [
+      {},
+      { level: "info", msg: "request", method: "POST", path: '/v1/"x"\n', status: 201, duration_ms: 0.125 },
+      { level: "error", nested: { a: [1, "b"] }, skipped: undefined },
+      { time: "overridden", level: "info" }
+    ]
+    for (const fields of samples) log(fields)
+    expect(lines).toEqual(samples.map((fields) => `${JSON.stringify({ time, ...fields })}\n`))
+    for (const line of lines) expect(JSON.parse(line)).toBeTypeOf("object")
+  })
+})
+
+describe("batchedStdout", () => {
+  it("writes the lines of one turn of the event loop in one write, at the end of the turn", async () => {
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+    const out = batchedStdout()
+    expect(batchedStdout()).toBe(out) // one batch per process
+    out("a\n")
+    out("b\n")
+    expect(write).not.toHaveBeenCalled()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(write.mock.calls).toEqual([["a\nb\n"]])
+  })
+
+  it("writes at once when 64 KiB are pending", () => {
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+    const out = batchedStdout()
+    const big = `${"x".repeat(70_000)}\n`
+    out(big)
+    expect(write.mock.calls).toEqual([[big]])
+  })
+
+  it("loses no line when the process exits right after logging", () => {
+    const module = fileURLToPath(new URL("../src/log.ts", import.meta.url))
+    const script = `import { jsonLines } from ${JSON.stringify(module)}
+const log = jsonLines()
+for (let i = 0; i < 1000; i++) log({ level: "info", msg: "line", i })
+process.exit(0)`
+    const stdout = execFileSync(
+      process.execPath,
+      ["--conditions=@xaalis/source", "--disable-warning=ExperimentalWarning", "--input-type=module", "-e", script],
+      { encoding: "utf8" }
+    )
+    const lines = stdout.trim().split("\n")
+    expect(lines).toHaveLength(1000)
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 1000 }, (_, i) => i))
+  })
+})
