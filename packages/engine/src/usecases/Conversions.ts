@@ -78,7 +78,9 @@ export const createConversion: (
     ).pipe(
       Effect.as(true),
       Effect.catchIf(
-        (e): e is DuplicateKey => e instanceof DuplicateKey,
+        // a clash of this conversion's reference; another kind's (the idempotency record of a concurrent
+        // first use of the key) goes on to `Idempotency.idempotent`, which answers idempotency_conflict
+        (e): e is DuplicateKey => e instanceof DuplicateKey && e.kind === "conversion",
         (e) => (attempt < reference_attempts_max ? Effect.succeed(false) : Effect.die(e))
       )
     )
