@@ -29,20 +29,22 @@ export const transaction = (input: {
   readonly now: number
   readonly cause: string
   readonly lines: ReadonlyArray<Line>
-}): ReadonlyArray<LedgerEntry> =>
-  input.lines
-    .filter(([, , amount]) => amount !== 0n)
-    .map(([account, currency, amount], i) => ({
-      id: `${input.transaction_id}:${i}`,
-      transaction_id: input.transaction_id,
-      business_id: input.scope.business_id,
-      mode: input.scope.mode,
-      account,
-      currency,
-      amount,
-      created_at: input.now,
-      cause: input.cause
-    }))
+}): ReadonlyArray<LedgerEntry> => {
+  // `map` over an array of known length allocates the result once; zero lines are rare
+  // (lines are read by index: destructuring a tuple goes through the iterator protocol)
+  const lines = input.lines.some((line) => line[2] === 0n) ? input.lines.filter((line) => line[2] !== 0n) : input.lines
+  return lines.map((line, i) => ({
+    id: `${input.transaction_id}:${i}`,
+    transaction_id: input.transaction_id,
+    business_id: input.scope.business_id,
+    mode: input.scope.mode,
+    account: line[0],
+    currency: line[1],
+    amount: line[2],
+    created_at: input.now,
+    cause: input.cause
+  }))
+}
 
 /** Moves `amount` from `from` to `to`: debit `from` (+), credit `to` (−) in signed form. */
 export const move = (from: string, to: string, currency: "GMD" | "USD", amount: bigint): ReadonlyArray<Line> => [

@@ -1,8 +1,8 @@
 import { Conversion, type Decimal, DomainError, Errors, Reference } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
-import { accounts, move, transaction } from "../ledger/Ledger.ts"
-import { publish } from "../outbox/Outbox.ts"
+import { accounts, type Line, move, transaction } from "../ledger/Ledger.ts"
+import { rowsOf } from "../outbox/Outbox.ts"
 import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
@@ -106,10 +106,15 @@ export const listConversions = Effect.fn("listConversions")(function* (caller: C
 })
 
 /** Where a conversion's events go: its callback_url and the business's webhook URL. */
-const targets = (c: Conversion.Conversion, business: Business | undefined) => [
-  ...(c.callback_url === null ? [] : [{ url: c.callback_url, target: "callback_url" as const }]),
-  ...(business?.webhook_url == null ? [] : [{ url: business.webhook_url, target: "webhook_url" as const }])
-]
+const targets = (
+  c: Conversion.Conversion,
+  business: Business | undefined
+): ReadonlyArray<{ readonly url: string; readonly target: "callback_url" | "webhook_url" }> => {
+  const webhook = business?.webhook_url ?? null
+  if (c.callback_url === null) return webhook === null ? [] : [{ url: webhook, target: "webhook_url" }]
+  const callback = { url: c.callback_url, target: "callback_url" as const }
+  return webhook === null ? [callback] : [callback, { url: webhook, target: "webhook_url" }]
+}
 
 export interface PayoutRow {
   readonly conversion_id: string
@@ -120,67 +125,123 @@ export interface PayoutRow {
   readonly detail: string | null
 }
 
-/** The steps of `bookConversionStep`, as a generator. */
-function* bookConversionStepBody(
+/** One step of the conversion machine: the new state, its events and its ledger work. */
+type ConversionStep = {
+  readonly state: Conversion.Conversion
+  readonly events: ReadonlyArray<Conversion.ConversionEvent>
+  readonly effects: ReadonlyArray<Conversion.ConversionEffect>
+}
+
+type CreditEffect = Extract<Conversion.ConversionEffect, { readonly type: "credit" }>
+type LateFundsEffect = Extract<Conversion.ConversionEffect, { readonly type: "late_funds" }>
+
+// The rows one step writes, built by plain functions: the generator below only
+// sequences the store calls, so it stays small (a generator object carries a
+// slot for every local of its body).
+
+const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, mode: doc.mode ?? "live" })
+
+/** The conversion's next version; open conversions stay due at their window's end. */
+const nextVersion = (doc: Doc<Conversion.Conversion>, state: Conversion.Conversion) =>
+  revise(doc, state, state.status === "pending" || state.status === "underpaid" ? state.invoice_expires_at : null)
+
+/** A credit: conversion_clearing -> business_balance in GMD, then the markup share in USD (zero lines dropped). */
+const creditEntries = (doc: Doc, effect: CreditEffect, transaction_id: string, t: number) => {
+  const markup = effect.markup_usd * 10_000n
+  const gmd: ReadonlyArray<Line> = [
+    [accounts.conversion_clearing, "GMD", effect.gmd],
+    [accounts.business_balance, "GMD", -effect.gmd]
+  ]
+  return transaction({
+    transaction_id,
+    scope: scopeOf(doc),
+    now: t,
+    cause: `conversion/${doc.id}`,
+    lines:
+      markup === 0n
+        ? gmd
+        : [...gmd, [accounts.conversion_clearing, "USD", markup], [accounts.business_balance, "USD", -markup]]
+  })
+}
+
+/** A pending payout of a credited increment to mobile money, due now. */
+const payoutDoc = (doc: Doc, amount: bigint, wallet: Conversion.PayoutMethod, id: string, t: number) => {
+  const payout: PayoutRow = {
+    conversion_id: doc.id,
+    amount,
+    wallet,
+    status: "pending",
+    reference: null,
+    detail: null
+  }
+  return newDoc({ kind: "payout", id, scope: scopeOf(doc), now: t, data: payout, due_at: t })
+}
+
+/** Funds that arrived too late to count, kept for support. */
+const lateFundsDoc = (doc: Doc, state: Conversion.Conversion, effect: LateFundsEffect, id: string, t: number) => {
+  const funds = { reference: state.reference, object: "conversion", object_id: doc.id, ...effect.transfer }
+  return newDoc({ kind: "late_funds", id, scope: scopeOf(doc), now: t, data: funds })
+}
+
+/** The outbox rows of one event (as `Outbox.publish` writes them). */
+const eventRows = (
+  doc: Doc,
+  event: Conversion.ConversionEvent,
+  to: ReturnType<typeof targets>,
+  event_id: string,
+  rowIds: ReadonlyArray<string>,
+  t: number
+) =>
+  rowsOf({
+    ids: rowIds,
+    event_id,
+    business_id: doc.business_id as string,
+    mode: doc.mode ?? "live",
+    event: event.type,
+    payload: Present.conversion(event.conversion, { timeline: false }),
+    targets: to,
+    now: t
+  })
+
+/**
+ * The steps of `bookConversionStep` with the Ids service in hand, as a
+ * generator, for a caller that is itself a generator run by Effect (the chain
+ * transfer's unit of work): `yield*` on it runs the same steps without an
+ * Effect of their own. Returns how many payouts it booked.
+ * @internal
+ */
+export function* bookConversionStepWith(
   tx: Tx,
+  ids: Ids["Service"],
   doc: Doc<Conversion.Conversion>,
-  step: {
-    readonly state: Conversion.Conversion
-    readonly events: ReadonlyArray<Conversion.ConversionEvent>
-    readonly effects: ReadonlyArray<Conversion.ConversionEffect>
-  },
+  step: ConversionStep,
   t: number
 ) {
-  const ids = yield* Ids
-  const scope: Scope = { business_id: doc.business_id as string, mode: doc.mode ?? "live" }
-  const open = step.state.status === "pending" || step.state.status === "underpaid"
-  yield* tx.update(revise(doc, step.state, open ? step.state.invoice_expires_at : null))
+  yield* tx.update(nextVersion(doc, step.state))
   let payouts = 0
   for (const effect of step.effects) {
     if (effect.type === "credit") {
-      const transaction_id = yield* ids.uuid
-      yield* tx.post(
-        transaction({
-          transaction_id,
-          scope,
-          now: t,
-          cause: `conversion/${doc.id}`,
-          lines: [
-            ...move(accounts.conversion_clearing, accounts.business_balance, "GMD", effect.gmd),
-            ...move(accounts.conversion_clearing, accounts.business_balance, "USD", effect.markup_usd * 10_000n)
-          ]
-        })
-      )
+      yield* tx.post(creditEntries(doc, effect, yield* ids.uuid, t))
       if (effect.payout !== null && effect.gmd > 0n) {
-        const payout: PayoutRow = {
-          conversion_id: doc.id,
-          amount: effect.gmd,
-          wallet: effect.payout,
-          status: "pending",
-          reference: null,
-          detail: null
-        }
-        yield* tx.insert(newDoc({ kind: "payout", id: yield* ids.uuid, scope, now: t, data: payout, due_at: t }))
+        yield* tx.insert(payoutDoc(doc, effect.gmd, effect.payout, yield* ids.uuid, t))
         payouts += 1
       }
     } else {
-      const funds = { reference: step.state.reference, object: "conversion", object_id: doc.id, ...effect.transfer }
-      yield* tx.insert(newDoc({ kind: "late_funds", id: yield* ids.uuid, scope, now: t, data: funds }))
+      yield* tx.insert(lateFundsDoc(doc, step.state, effect, yield* ids.uuid, t))
     }
   }
-  if (step.events.length > 0) {
-    const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined
-    for (const event of step.events) {
-      yield* publish(tx, {
-        scope,
-        event: event.type,
-        payload: Present.conversion(event.conversion, { timeline: false }),
-        targets: targets(event.conversion, business),
-        now: t
-      })
-    }
+  if (step.events.length === 0) return payouts
+  const business = (yield* tx.get("business", doc.business_id as string))?.data as Business | undefined
+  for (const event of step.events) {
+    // Outbox.publish, written out (one generator less on the transfer path): an event id, one row id per target
+    const to = targets(event.conversion, business)
+    if (to.length === 0) continue
+    const event_id = yield* ids.uuid
+    const rowIds = [yield* ids.uuid]
+    while (rowIds.length < to.length) rowIds.push(yield* ids.uuid)
+    for (const row of eventRows(doc, event, to, event_id, rowIds, t)) yield* tx.insert(row)
   }
-  return { payouts }
+  return payouts
 }
 
 /**
@@ -189,15 +250,14 @@ function* bookConversionStepBody(
  * increment to mobile money, the late funds, and one outbox row per event and
  * target. Everything commits together or not at all.
  */
-export const bookConversionStep = Effect.fnUntraced(bookConversionStepBody)
-
-/**
- * `bookConversionStep` as a generator, for a caller that is itself a generator
- * run by Effect (the chain transfer's unit of work): `yield*` on it runs the
- * same steps without wrapping them in an Effect of their own.
- * @internal
- */
-export const bookConversionStepInline = bookConversionStepBody
+export const bookConversionStep = Effect.fnUntraced(function* (
+  tx: Tx,
+  doc: Doc<Conversion.Conversion>,
+  step: ConversionStep,
+  t: number
+) {
+  return { payouts: yield* bookConversionStepWith(tx, yield* Ids, doc, step, t) }
+})
 
 /** Closes the windows that fell due: open conversions become `expired`, with no event. */
 export const expireDueConversions = (limit = 100) =>

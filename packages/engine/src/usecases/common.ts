@@ -58,6 +58,12 @@ export const unitOfWork = <A, E, R>(
     attempt(Context.get(context, Store), work, conflict_retries_max)
   )
 
+/** `unitOfWork` in a store already in hand (a caller that read it from its context with other services). */
+export const unitOfWorkIn = <A, E, R>(
+  store: Store["Service"],
+  work: (tx: Tx) => Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R> => attempt(store, work, conflict_retries_max)
+
 export const newDoc = <D>(input: {
   readonly kind: Kind
   readonly id: string

@@ -21,20 +21,89 @@ interface Tables {
 }
 
 /**
- * Deep-freezes a value in place and returns it: every own enumerable property
- * (`Object.values`), recursively. The whole tree is walked on every write,
- * subtrees that are already frozen included, since a caller's `Object.freeze`
- * is shallow. A write costs the size of the row, the order of the copy the core
- * makes of the state it changes. (Keeping a WeakSet of the subtrees already
- * deep-frozen was tried: its upkeep, an ephemeron table holding every stored
- * object, cost far more than the walk it saves. A `for…in` walk was tried too:
- * over rows of many shapes its property loads go megamorphic.)
+ * Deep-freezes `value` in place: every own enumerable property, recursively,
+ * except the subtrees it shares with `stored`, walked side by side (same index
+ * of an array, same key of an object).
+ *
+ * `stored` is the row's current version, and every object reachable from a
+ * stored (or staged) row was deep-frozen by this store when it was written: a
+ * subtree of the new version that *is* the object at the same place in the
+ * current one is already deep-frozen, whatever froze it, so the walk skips it.
+ * That is what the core's updates look like (`{...state, timeline: [...state.timeline, entry]}`):
+ * only what is new gets walked and frozen. Any other object is walked in full,
+ * frozen or not, since a caller's `Object.freeze` is shallow. Pass `undefined`
+ * as `stored` for a new row.
+ *
+ * (Keeping a WeakSet of every deep-frozen subtree was tried: its upkeep, an
+ * ephemeron table holding every stored object, cost far more than the walk it
+ * saves. `Object.values` allocates an array per object walked; `for…in` over
+ * the enum cache allocates nothing and reads only the object-valued keys of
+ * `stored`.)
  */
-const freeze = <T>(value: T): T => {
-  if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value
-  for (const v of Object.values(value)) if (v !== null && typeof v === "object") freeze(v)
-  return Object.freeze(value)
+const freeze = (value: unknown, stored: unknown): void => {
+  if (value === stored || value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return
+  if (Array.isArray(value)) {
+    const before = Array.isArray(stored) ? (stored as ReadonlyArray<unknown>) : undefined
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i]
+      if (v !== null && typeof v === "object") freeze(v, before?.[i])
+    }
+  } else {
+    const record = value as Record<string, unknown>
+    const before = stored !== null && typeof stored === "object" ? (stored as Record<string, unknown>) : undefined
+    for (const k in record) {
+      const v = record[k]
+      if (v !== null && typeof v === "object" && Object.hasOwn(record, k)) {
+        freeze(v, before !== undefined && Object.hasOwn(before, k) ? before[k] : undefined)
+      }
+    }
+  }
+  Object.freeze(value)
 }
+
+/** The unique keys of a row that has none, shared by all of them. */
+const noKeys: ReadonlyArray<string> = Object.freeze([])
+
+/**
+ * The stored form of `doc`: a new envelope of the port's fields only (one
+ * shape for every row), with `version`, deep-frozen; `data` and `keys` are
+ * frozen in place except what they share with `current` (see `freeze`).
+ */
+const storedDoc = (doc: Doc, version: number, current: Doc | undefined): Doc => {
+  const keys = doc.keys.length === 0 ? noKeys : doc.keys
+  if (keys !== noKeys) freeze(keys, current?.keys)
+  freeze(doc.data, current?.data)
+  return Object.freeze({
+    kind: doc.kind,
+    id: doc.id,
+    business_id: doc.business_id,
+    mode: doc.mode,
+    created_at: doc.created_at,
+    version,
+    due_at: doc.due_at,
+    keys,
+    data: doc.data
+  })
+}
+
+/**
+ * A copy of a ledger line: the port's fields only, all primitives. The ledger
+ * keeps its own copy of every posted line and hands out copies (`ledger`), and
+ * `balances` builds new rows: no caller ever holds an object the ledger keeps,
+ * so its lines need no freezing (rows, read far more often, are frozen and
+ * handed out as they are).
+ */
+const entryCopy = (e: LedgerEntry): LedgerEntry => ({
+  id: e.id,
+  transaction_id: e.transaction_id,
+  business_id: e.business_id,
+  mode: e.mode,
+  account: e.account,
+  currency: e.currency,
+  amount: e.amount,
+  created_at: e.created_at,
+  cause: e.cause
+})
 
 /** The map of `kind` in `tables`, created on first use. */
 const mapOf = <V>(tables: Map<Kind, Map<string, V>>, kind: Kind): Map<string, V> => {
@@ -79,25 +148,53 @@ const balanced = (entries: ReadonlyArray<LedgerEntry>): boolean => {
   return true
 }
 
+/** The staged rows of a unit that wrote none (never written to: the first write replaces it). */
+const noDocs = Object.freeze([]) as unknown as Array<Doc>
+
+/** Rows a unit of work keeps in a list before it indexes them by kind and id. */
+const staged_list_max = 16
+
 /**
- * What one unit of work has done so far: the rows it wrote and the unique keys
- * it claimed or released (overlaid on the tables when it reads), and the
- * ledger lines it posted. Nothing reaches the tables before `commit`.
+ * What one unit of work has done so far: the rows it wrote and the unique keys it
+ * claimed or released (overlaid on the tables when it reads), and the ledger
+ * lines it posted. Nothing reaches the tables before `commit`.
+ *
+ * A unit writes a handful of rows, so they are kept in a list searched from
+ * the end (no Map to build per unit) until there are `staged_list_max` of
+ * them; past that, an index by kind then id takes over.
  */
 class Unit {
-  /** Rows written, by kind then id (created on first write). */
-  private staged: Map<Kind, Map<string, Doc>> | undefined = undefined
-  /** Unique keys claimed (the id) or released (undefined), by kind then key. */
-  private stagedKeys: Map<Kind, Map<string, string | undefined>> | undefined = undefined
-  readonly posted: Array<LedgerEntry> = []
   private readonly tables: Tables
+  /** Rows written, the latest version of each once (replaced in place on a second write). */
+  private staged: Array<Doc> = noDocs
+  /** Position of each row of `staged` by kind then id, once there are many. */
+  private index: Map<Kind, Map<string, number>> | undefined = undefined
+  /** Unique keys claimed (the id) or released (undefined), by kind then key (created on first claim). */
+  private stagedKeys: Map<Kind, Map<string, string | undefined>> | undefined = undefined
+  /** Ledger lines posted (each `post` call's copies, in order). */
+  private posted: ReadonlyArray<LedgerEntry> = []
 
   constructor(tables: Tables) {
     this.tables = tables
   }
 
+  /** Where the row `kind`/`id` is in `staged`, or -1. */
+  private position(kind: Kind, id: string): number {
+    const staged = this.staged
+    if (this.index !== undefined) return this.index.get(kind)?.get(id) ?? -1
+    for (let i = staged.length - 1; i >= 0; i--) {
+      const d = staged[i] as Doc
+      if (d.id === id && d.kind === kind) return i
+    }
+    return -1
+  }
+
   read(kind: Kind, id: string): Doc | undefined {
-    return this.staged?.get(kind)?.get(id) ?? this.tables.docs.get(kind)?.get(id)
+    if (this.staged.length > 0) {
+      const at = this.position(kind, id)
+      if (at >= 0) return this.staged[at]
+    }
+    return this.tables.docs.get(kind)?.get(id)
   }
 
   readKey(kind: Kind, key: string): string | undefined {
@@ -106,17 +203,39 @@ class Unit {
   }
 
   stage(doc: Doc): void {
-    this.staged ??= new Map()
-    mapOf(this.staged, doc.kind).set(doc.id, doc)
+    const at = this.position(doc.kind, doc.id)
+    if (at >= 0) {
+      this.staged[at] = doc
+      return
+    }
+    // a literal on the first write: a first `push` on `[]` reserves 17 slots
+    if (this.staged.length === 0) this.staged = [doc]
+    else this.staged.push(doc)
+    const staged = this.staged
+    if (this.index !== undefined) mapOf(this.index, doc.kind).set(doc.id, staged.length - 1)
+    else if (staged.length > staged_list_max) {
+      const index = new Map<Kind, Map<string, number>>()
+      for (let i = 0; i < staged.length; i++) {
+        const d = staged[i] as Doc
+        mapOf(index, d.kind).set(d.id, i)
+      }
+      this.index = index
+    }
   }
 
   /** The rows of one kind as this unit of work sees them (stored, overlaid with staged). */
   docsOf(kind: Kind): Array<Doc> {
+    const mine = this.staged.filter((d) => d.kind === kind)
     const rows: Array<Doc> = []
-    const s = this.staged?.get(kind)
     const stored = this.tables.docs.get(kind)
-    if (stored !== undefined) for (const [id, d] of stored) if (s === undefined || !s.has(id)) rows.push(d)
-    if (s !== undefined) for (const d of s.values()) rows.push(d)
+    if (stored !== undefined) {
+      if (mine.length === 0) for (const d of stored.values()) rows.push(d)
+      else {
+        const ids = new Set(mine.map((d) => d.id))
+        for (const [id, d] of stored) if (!ids.has(id)) rows.push(d)
+      }
+    }
+    for (const d of mine) rows.push(d)
     return rows
   }
 
@@ -148,15 +267,18 @@ class Unit {
     return [...sums.values()]
   }
 
+  post(entries: ReadonlyArray<LedgerEntry>): void {
+    this.posted = this.posted.length === 0 ? entries : [...this.posted, ...entries]
+  }
+
   /** Applies everything this unit of work did to the tables. */
   commit(): void {
     const tables = this.tables
-    this.staged?.forEach((rows, kind) => {
-      const stored = mapOf(tables.docs, kind)
-      rows.forEach((d, id) => {
-        stored.set(id, d)
-      })
-    })
+    const staged = this.staged
+    for (let i = 0; i < staged.length; i++) {
+      const d = staged[i] as Doc
+      mapOf(tables.docs, d.kind).set(d.id, d)
+    }
     this.stagedKeys?.forEach((claims, kind) => {
       const stored = mapOf(tables.keys, kind)
       claims.forEach((id, key) => {
@@ -164,11 +286,16 @@ class Unit {
         else stored.set(key, id)
       })
     })
-    for (const e of this.posted) tables.ledger.push(e)
+    const posted = this.posted
+    for (let i = 0; i < posted.length; i++) tables.ledger.push(posted[i] as LedgerEntry)
   }
 }
 
-/** The operations of a unit of work over `unit`. */
+/**
+ * The operations of a unit of work over `unit`. A plain object of functions
+ * (as the port describes it), so a caller may decorate it with `{ ...tx, insert }`.
+ * Each operation does its work when its Effect runs, not when it is built.
+ */
 const txOf = (unit: Unit): Tx => ({
   get: (kind, id) => Effect.sync(() => unit.read(kind, id)),
   getByKey: (kind, key) =>
@@ -183,7 +310,7 @@ const txOf = (unit: Unit): Tx => ({
       }
       const clash = unit.claimKeys(doc, undefined)
       if (clash !== undefined) return Effect.fail(clash)
-      unit.stage(freeze({ ...doc, version: 1 }))
+      unit.stage(storedDoc(doc, 1, undefined))
       return Effect.void
     }),
   update: (doc) =>
@@ -194,7 +321,7 @@ const txOf = (unit: Unit): Tx => ({
       }
       const clash = unit.claimKeys(doc, current)
       if (clash !== undefined) return Effect.fail(clash)
-      unit.stage(freeze({ ...doc }))
+      unit.stage(storedDoc(doc, doc.version, current))
       return Effect.void
     }),
   list: (kind, scope, page) =>
@@ -219,7 +346,7 @@ const txOf = (unit: Unit): Tx => ({
         const broken = unbalanced(entries)
         return Effect.fail(new StoreError({ message: `unbalanced ledger transaction ${broken.join(", ")}` }))
       }
-      for (const e of entries) unit.posted.push(freeze({ ...e }))
+      unit.post(entries.map(entryCopy))
       return Effect.void
     }),
   balances: (scope) => Effect.sync(() => unit.balances(scope))
@@ -237,8 +364,7 @@ export const makeMemoryStore = Effect.gen(function* () {
   const tables: Tables = { docs: new Map(), keys: new Map(), ledger: [] }
 
   const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    Semaphore.withPermit(
-      lock,
+    lock.withPermit(
       Effect.suspend(() => {
         const unit = new Unit(tables)
         return Effect.map(work(txOf(unit)), (a) => {
@@ -250,7 +376,7 @@ export const makeMemoryStore = Effect.gen(function* () {
 
   return Store.of({
     transact,
-    ledger: Effect.sync(() => [...tables.ledger])
+    ledger: Effect.sync(() => tables.ledger.map(entryCopy))
   })
 })
 
