@@ -4,6 +4,7 @@
  */
 import { createHmac } from "node:crypto"
 import { verify } from "@xaalis/webhooks"
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, receiver, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
 
@@ -418,6 +419,158 @@ describe("reference server over HTTP", () => {
       await flaky.close()
     }
   })
+
+  it("rates helper: a new rate is used by the next quote", async () => {
+    const key = biz.secret_key_live
+    const set = await call(server.url, "POST", "/v1/test_helpers/rates", { key, body: { rate: 80 } })
+    expect(set.status).toBe(200)
+    const c = await call(server.url, "POST", "/v1/minting/offramp", { key, body: { gmd_amount: 8000 } })
+    expect(c.body.gmd_rate).toBe(80)
+    // 8000/80 = 100.00 USD base; 1% = 1.00 service; + 1.50 TRC20 network fee
+    expect(c.body.pay_amount).toBe(102.5)
+    const bad = await call(server.url, "POST", "/v1/test_helpers/rates", { key, body: { rate: -1 } })
+    errorShape(bad.body, "validation_error")
+    await call(server.url, "POST", "/v1/test_helpers/rates", { key, body: { rate: 70 } })
+  })
+
+  it("mobile money: a paid-out increment leaves the balance; a failed payout keeps it there, on the timeline", async () => {
+    const key = biz.secret_key_live
+    const before = (await call(server.url, "GET", "/v1/balance", { key })).body.available
+    const payout_method = { network: "wave", account_number: "7012345", account_name: "Awa Njie" }
+    const ok = await call(server.url, "POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 1000, network: "ARC", destination: "mobile_money", payout_method }
+    })
+    expect(ok.status).toBe(201)
+    expect(ok.body.payout_method).toStrictEqual(payout_method)
+    await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: { network: "ARC", currency: "USDC", to_address: ok.body.pay_address, amount: ok.body.pay_amount }
+    })
+    expect((await call(server.url, "GET", "/v1/balance", { key })).body.available).toBe(before)
+
+    const failNext = await call(server.url, "POST", "/v1/test_helpers/payouts/fail_next", { key, body: { count: 1 } })
+    expect(failNext.status).toBe(200)
+    const failing = await call(server.url, "POST", "/v1/minting/offramp", {
+      key,
+      body: { gmd_amount: 1000, network: "ARC", destination: "mobile_money", payout_method }
+    })
+    await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: { network: "ARC", currency: "USDC", to_address: failing.body.pay_address, amount: failing.body.pay_amount }
+    })
+    expect((await call(server.url, "GET", "/v1/balance", { key })).body.available).toBe(before + 1000)
+    const read = await call(server.url, "GET", `/v1/minting/ramps/${failing.body.id}`, { key })
+    expect(read.body.status).toBe("paid")
+    expect(JSON.stringify(read.body.events)).toMatch(/payout/)
+  })
+
+  it("payment intent failure helper sends charge.failed", async () => {
+    const key = biz.secret_key_test
+    const created = await call(server.url, "POST", "/v1/payments", {
+      key,
+      body: { data: { amount: 75, callback_url: `${hooks.url}/fail` } }
+    })
+    const failed = await call(server.url, "POST", `/v1/test_helpers/payments/${created.body.payment_intent_id}/fail`, {
+      key
+    })
+    expect(failed.status).toBe(200)
+    expect((await call(server.url, "GET", `/v1/payments/${created.body.payment_intent_id}`, { key })).body.status).toBe(
+      "failed"
+    )
+    await hooks.waitFor((rs) => rs.some((r) => r.path === "/fail" && JSON.parse(r.body).event === "charge.failed"))
+  })
+
+  it("failed webhook deliveries are listed after 3 days of retries and can be resent with the same event id", async () => {
+    const dead = await receiver()
+    try {
+      dead.setRespond(() => 500)
+      const key = biz.secret_key_test
+      const created = await call(server.url, "POST", "/v1/payments", {
+        key,
+        body: { data: { amount: 20, callback_url: `${dead.url}/dead` } }
+      })
+      expect(created.status).toBe(201)
+      await dead.waitFor((rs) => rs.length >= 1)
+      // advance past the 3-day horizon step by step: every retry that falls due runs before each answer
+      for (let i = 0; i < 16; i++) {
+        await call(server.url, "POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 6 * 3600 } })
+      }
+      const failed = await call(server.url, "GET", "/v1/webhook-deliveries/failed", { key })
+      expect(failed.status).toBe(200)
+      const firstId = dead.received[0]?.headers["webhook-id"]
+      const row = failed.body.data.find((d: { event_id: string }) => d.event_id === firstId)
+      expect(row).toMatchObject({ event: "payment_intent.created", status: "failed", url: `${dead.url}/dead` })
+      // every attempt of that event carried the same id and the same body
+      const attempts = dead.received.filter((r) => r.headers["webhook-id"] === firstId)
+      expect(attempts.length).toBe(row.attempts)
+      expect(attempts.length).toBeGreaterThan(5)
+      expect(new Set(attempts.map((r) => r.body)).size).toBe(1)
+      dead.setRespond(() => 200)
+      const resent = await call(server.url, "POST", `/v1/webhook-deliveries/${row.id}/resend`, { key })
+      expect(resent.status).toBe(200)
+      await dead.waitFor((rs) => rs.filter((r) => r.headers["webhook-id"] === firstId).length > attempts.length)
+    } finally {
+      await dead.close()
+    }
+  }, 60_000)
+
+  it("serves the interactive docs page", async () => {
+    const res = await fetch(`${server.url}/docs`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/text\/html/)
+    expect(await res.text()).toContain("/v1/openapi.json")
+  })
+
+  it("fuzz over HTTP: malformed bodies at every create endpoint never give a 5xx, always the error object, store nothing", async () => {
+    const endpoints = [
+      ["/v1/payments", biz.secret_key_test, "/v1/payments"],
+      ["/v1/payment-links", biz.secret_key_test, "/v1/payment-links"],
+      ["/v1/invoices", biz.secret_key_test, "/v1/invoices"],
+      ["/v1/invoices/draft", biz.secret_key_test, "/v1/invoices"],
+      ["/v1/minting/offramp", biz.secret_key_live, "/v1/minting/ramps"],
+      ["/v1/minting/intents", biz.secret_key_live, "/v1/minting/intents"]
+    ] as const
+    const totals = async () =>
+      Promise.all(
+        endpoints.map(
+          async ([, key, list]) => (await call(server.url, "GET", `${list}?limit=1`, { key })).body.meta.total
+        )
+      )
+    const before = await totals()
+    const bodies = fc.oneof(
+      fc.string().map((raw) => ({ raw })),
+      fc
+        .jsonValue()
+        .filter((v) => v === null || typeof v !== "object" || Array.isArray(v) || !("data" in v))
+        .map((v) => ({ raw: JSON.stringify(v) })),
+      fc
+        .record({
+          data: fc.dictionary(
+            fc.constantFrom("amount", "currency", "title", "customer", "line_items", "discount", "gmd_amount"),
+            fc.oneof(fc.string(), fc.double(), fc.constant(null), fc.array(fc.integer()))
+          )
+        })
+        .map((v) => ({ raw: JSON.stringify(v) }))
+    )
+    const created = endpoints.map(() => 0)
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: endpoints.length - 1 }), bodies, async (i, body) => {
+        const [path, key] = endpoints[i] as (typeof endpoints)[number]
+        const r = await call(server.url, "POST", path, { key, raw: body.raw })
+        expect(r.status).toBeLessThan(500)
+        if (r.status === 201) created[i] = (created[i] ?? 0) + 1
+        else errorShape(r.body, r.body?.error?.code)
+      }),
+      { numRuns: 150 }
+    )
+    // a refused request stores nothing: the totals grew by the accepted ones only (drafts and invoices share a list)
+    const after = await totals()
+    const expected = before.map((n, i) => n + (created[i] ?? 0))
+    expected[2] = (expected[2] ?? 0) + (created[3] ?? 0)
+    expected[3] = (expected[3] ?? 0) + (created[2] ?? 0)
+    expect(after).toStrictEqual(expected)
+  }, 60_000)
 
   it("logs one structured line per request", () => {
     const requests = server.lines
