@@ -43,9 +43,13 @@ export type Synchronous = "FULL" | "NORMAL"
 export const engineLayer = (
   path: string,
   synchronous: Synchronous,
-  store?: (s: Store["Service"]) => Store["Service"]
+  store?: (s: Store["Service"]) => Store["Service"],
+  groups?: Array<number>,
+  group_commit_max?: number
 ) => {
-  const base = Layer.orDie(SqliteStore.layer({ path, synchronous }))
+  const hooks =
+    groups === undefined ? undefined : { beforeCommit: (_: unknown, units: number) => void groups.push(units) }
+  const base = Layer.orDie(SqliteStore.layer({ path, synchronous, hooks, group_commit_max }))
   const storeLayer =
     store === undefined ? base : Layer.effect(Store, Effect.map(Store, store)).pipe(Layer.provide(base))
   return Layer.mergeAll(storeLayer, Sandbox.layer({ rate }).pipe(Layer.provideMerge(IdsAdapter.layer)))
@@ -75,14 +79,36 @@ export const copy = (from: string, to: string) => {
 // ---------------------------------------------------------------------------
 // The engine side
 
-export const engineRun = async (seedPath: string, addresses: ReadonlyArray<string>, synchronous: Synchronous) => {
+/**
+ * The engine applies the N transfers, one at a time or `concurrency` at a time
+ * (then the store groups the units that queue together into one transaction,
+ * unless `group_commit_max` is 1); the number of units of every transaction
+ * it commits is appended to `groups`.
+ */
+export const engineRun = async (
+  seedPath: string,
+  addresses: ReadonlyArray<string>,
+  synchronous: Synchronous,
+  options?: {
+    readonly concurrency?: number
+    readonly groups?: Array<number>
+    /** The store's `group_commit_max` (1: group commit off). */
+    readonly group_commit_max?: number
+  }
+) => {
   const path = join(dir, `engine-${synchronous}.sqlite`)
   copy(seedPath, path)
-  const runtime = ManagedRuntime.make(engineLayer(path, synchronous))
+  const runtime = ManagedRuntime.make(
+    engineLayer(path, synchronous, undefined, options?.groups, options?.group_commit_max)
+  )
   await runtime.runPromise(Effect.void) // open before timing
+  options?.groups?.splice(0)
   const start = performance.now()
   await runtime.runPromise(
-    Effect.forEach(addresses, (to, i) => Transfers.applyChainTransfer(transfer(to, i)), { discard: true })
+    Effect.forEach(addresses, (to, i) => Transfers.applyChainTransfer(transfer(to, i)), {
+      discard: true,
+      concurrency: options?.concurrency ?? 1
+    })
   )
   const seconds = (performance.now() - start) / 1000
   await runtime.dispose()
@@ -170,11 +196,17 @@ export const record = async (seedPath: string, addresses: ReadonlyArray<string>)
 
 // ---------------------------------------------------------------------------
 
-/** The raw side: the recorded writes, one transaction per transfer. */
+/**
+ * The raw side: the recorded writes, one transaction per transfer; or, given
+ * `groups` (the sizes of the engine's transactions), grouped exactly as the
+ * engine's store grouped them: one transaction per group, each unit after the
+ * first inside its own savepoint.
+ */
 export const rawRun = (
   seedPath: string,
   units: ReadonlyArray<ReadonlyArray<Write>>,
-  synchronous: Synchronous | "OFF"
+  synchronous: Synchronous | "OFF",
+  groups?: ReadonlyArray<number>
 ) => {
   const path = join(dir, `raw-${synchronous}.sqlite`)
   copy(seedPath, path)
@@ -192,15 +224,24 @@ export const rawRun = (
   const post = db.prepare(
     "INSERT INTO ledger (id, transaction_id, business_id, mode, account, currency, amount, created_at, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
   )
+  const savepoint = db.prepare("SAVEPOINT unit")
+  const release = db.prepare("RELEASE unit")
+  const sizes = groups ?? units.map(() => 1)
+  if (sizes.reduce((a, b) => a + b, 0) !== units.length) throw new Error("the groups do not add up to the units")
   const start = performance.now()
-  for (const writes of units) {
+  let next = 0
+  for (const size of sizes) {
     begin.run()
-    for (const w of writes) {
-      if (w.op === "insert") {
-        insert.run(...w.args)
-        for (const key of w.keys) insertKey.run(w.args[0] as string, key, w.args[1] as string)
-      } else if (w.op === "update") update.run(...w.args)
-      else for (const row of w.rows) post.run(...row)
+    for (let u = 0; u < size; u++) {
+      if (u > 0) savepoint.run()
+      for (const w of units[next++] ?? []) {
+        if (w.op === "insert") {
+          insert.run(...w.args)
+          for (const key of w.keys) insertKey.run(w.args[0] as string, key, w.args[1] as string)
+        } else if (w.op === "update") update.run(...w.args)
+        else for (const row of w.rows) post.run(...row)
+      }
+      if (u > 0) release.run()
     }
     commit.run()
   }

@@ -3,13 +3,16 @@
  * `node:sqlite`, no server and no setup.
  *
  * - One connection per store. node:sqlite is synchronous, so a statement never
- *   yields; units of work are serialised by a one-permit semaphore, so the
+ *   yields; units of work take the connection one at a time (FIFO), so the
  *   statements of two concurrent units never interleave inside one transaction.
- * - Each unit of work is one `BEGIN IMMEDIATE … COMMIT` transaction: the write
- *   lock is taken at the start, so several processes on one file serialise their
- *   units (waiting up to `busy_timeout_ms`, without blocking the event loop) and
- *   a unit always reads the latest committed state. A unit that fails, dies or
- *   is interrupted is rolled back.
+ * - Transactions are `BEGIN IMMEDIATE … COMMIT`: the write lock is taken at the
+ *   start, so several processes on one file serialise their units (waiting up
+ *   to `busy_timeout_ms`, without blocking the event loop) and a unit always
+ *   reads the latest committed state.
+ * - Group commit: units that queue for the connection together run one after
+ *   another in one transaction, each after the first in its own savepoint (a
+ *   unit that fails, dies or is interrupted is rolled back to it), and share one
+ *   COMMIT; none answers before that COMMIT, and a failed COMMIT fails them all.
  * - WAL journal with `synchronous=FULL`: a commit is fsynced before it is
  *   acknowledged, so an acknowledged unit survives a power loss.
  * - Rows: `docs` (the envelope in columns, `data` as `Codec` text), `doc_keys`
@@ -36,7 +39,7 @@ import {
   unbalanced,
   VersionConflict
 } from "@xaalis/engine"
-import { Clock, Effect, type Scope as EffectScope, Exit, Layer, Semaphore } from "effect"
+import { Clock, Deferred, Effect, type Scope as EffectScope, Exit, Layer } from "effect"
 import { type Migration, migrate, migrations, type SchemaTooNew } from "./Migrations.ts"
 
 export interface SqliteStoreOptions {
@@ -56,8 +59,20 @@ export interface SqliteStoreOptions {
    * file (migrations) waits as long, blocking.
    */
   readonly busy_timeout_ms?: number | undefined
+  /**
+   * Group commit: at most this many units of work share one transaction (one
+   * COMMIT, one fsync) when they queue for the connection at once (default 32;
+   * 1 turns group commit off: one transaction per unit).
+   */
+  readonly group_commit_max?: number | undefined
   /** @internal The schema steps (tests of the migration mechanism). */
   readonly migrations?: ReadonlyArray<Migration> | undefined
+  /**
+   * @internal Tests and benchmarks: `beforeCommit` runs right before every
+   * COMMIT with the connection and the number of units of work in the
+   * transaction; what it throws fails that COMMIT.
+   */
+  readonly hooks?: { readonly beforeCommit?: ((db: DatabaseSync, units: number) => void) | undefined } | undefined
 }
 
 /** The database file under a data directory. */
@@ -136,6 +151,10 @@ const encodeData = (data: unknown): string | null => (data === undefined ? null 
 export const sql = {
   begin: "BEGIN IMMEDIATE",
   commit: "COMMIT",
+  /** Each unit of work after the first of a group runs inside this savepoint (a fixed name: they never nest). */
+  savepoint: "SAVEPOINT unit",
+  release: "RELEASE unit",
+  rollbackTo: "ROLLBACK TO unit",
   get: `SELECT ${DOC_COLUMNS} FROM docs WHERE kind = ? AND id = ?`,
   getByKey: `SELECT d.kind, d.id, d.business_id, d.mode, d.created_at, d.version, d.due_at, d.keys, d.data
     FROM doc_keys k JOIN docs d ON d.kind = k.kind AND d.id = k.id WHERE k.kind = ? AND k.key = ?`,
@@ -143,7 +162,15 @@ export const sql = {
   insertDoc: `INSERT INTO docs (${DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`,
   insertKey: "INSERT INTO doc_keys (kind, key, id) VALUES (?, ?, ?)",
   deleteKey: "DELETE FROM doc_keys WHERE kind = ? AND key = ?",
-  /** The common update: right version, same unique keys as stored (one statement). */
+  /**
+   * The most common update: right version, only `data` changes (same keys,
+   * scope, creation time and due time as stored): no secondary index entry is
+   * rewritten (an indexed column in SET rewrites its entry even when unchanged).
+   */
+  updateData: `UPDATE docs SET version = ?, data = ?
+    WHERE kind = ? AND id = ? AND version = ? AND keys = ? AND business_id IS ? AND mode IS ? AND created_at = ?
+    AND due_at IS ?`,
+  /** Right version, same keys as stored, the rest may change (one statement). */
   updateSameKeys: `UPDATE docs SET business_id = ?, mode = ?, created_at = ?, version = ?, due_at = ?, data = ?
     WHERE kind = ? AND id = ? AND version = ? AND keys = ?`,
   current: "SELECT version, keys FROM docs WHERE kind = ? AND id = ?",
@@ -208,8 +235,18 @@ const pause = (ms: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(handle))
   })
 
-/** How long a process may run units of work back to back before it leaves the lock free for a moment. */
+/** How long a process may run transactions back to back before it leaves the lock free for a moment. */
 const hold_max_ms = 20
+
+/** Group commit: the most units of work in one transaction (by default). */
+const group_units_max = 32
+
+/**
+ * Group commit: a unit joins the open group only while it is younger than
+ * this (ms), which bounds how long the group's first unit waits for its COMMIT
+ * and how long the write lock is held at once (well under `hold_max_ms`).
+ */
+const group_open_max_ms = 10
 
 /** Whole numbers only: SQLite would refuse a fractional LIMIT/OFFSET or store a REAL. */
 const int = (n: number): number => (Number.isFinite(n) ? Math.max(0, Math.trunc(n)) : 0)
@@ -267,12 +304,38 @@ interface Unit {
   open: boolean
 }
 
-const makeTx = (s: Statements, unit: Unit): Tx => {
+/** A transaction shared by units of work that queued for the connection at once (group commit). */
+interface Group {
+  /** `performance.now()` at its BEGIN. */
+  readonly started: number
+  /** Units of work run in it so far (including those rolled back to their savepoint). */
+  units: number
+  /** Completed right after its COMMIT returned (or failed, or it was rolled back): its units may then answer. */
+  readonly done: Deferred.Deferred<void, StoreError>
+}
+
+/** A fiber waiting for the connection. */
+interface Waiter {
+  /** A unit of work (which may join an open group), or a read outside units (`ledger`). */
+  readonly unit: boolean
+  /** Handed the connection (set by `passOn`, before `resume`). */
+  granted: boolean
+  resume: (() => void) | undefined
+}
+
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const makeTx = (db: DatabaseSync, s: Statements, unit: Unit): Tx => {
   /** Runs a synchronous piece of a unit of work; SQLite's exceptions become `StoreError`. */
   const step = <A, E>(what: string, f: () => Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
     Effect.suspend((): Effect.Effect<A, E | StoreError> => {
       if (!unit.open) {
         return Effect.fail(new StoreError({ message: `sqlite store: ${what} after its unit of work ended` }))
+      }
+      // SQLite rolls the whole transaction back on some errors (disk full, I/O): a unit that caught
+      // such an error must not go on writing outside any transaction (each statement would commit alone)
+      if (!db.isTransaction) {
+        return Effect.fail(new StoreError({ message: `sqlite store: ${what} after its transaction was rolled back` }))
       }
       try {
         return f()
@@ -337,7 +400,21 @@ const makeTx = (s: Statements, unit: Unit): Tx => {
       step("update", (): Effect.Effect<void, VersionConflict | DuplicateKey> => {
         const keys = encodeKeys(doc.keys)
         const data = encodeData(doc.data)
-        // the common case in one statement: right version, same keys
+        // the common cases in one statement each: right version, only the data changes (no index entry
+        // rewritten); right version, same keys
+        const only = s.updateData.run(
+          doc.version,
+          data,
+          doc.kind,
+          doc.id,
+          doc.version - 1,
+          keys,
+          doc.business_id,
+          doc.mode,
+          doc.created_at,
+          doc.due_at
+        )
+        if (only.changes === 1) return Effect.void
         const same = s.updateSameKeys.run(...docArgs(doc), data, doc.kind, doc.id, doc.version - 1, keys)
         if (same.changes === 1) return Effect.void
         const current = s.current.get(doc.kind, doc.id) as { version: number; keys: string } | undefined
@@ -423,7 +500,8 @@ export const make = (
       (db) => Effect.sync(() => close(db))
     )
     const s = prepareAll(db)
-    const lock = yield* Semaphore.make(1)
+    const groupMax = Math.max(1, int(options.group_commit_max ?? group_units_max))
+    const beforeCommit = options.hooks?.beforeCommit
 
     const rollback = () => {
       try {
@@ -435,7 +513,7 @@ export const make = (
 
     const shared = options.path !== ":memory:"
     const busyTimeout = int(options.busy_timeout_ms ?? 5000)
-    /** When the last unit of work of this process ended, and when its run of back-to-back units began. */
+    /** When the last transaction of this process ended, and when its run of back-to-back transactions began. */
     let lastEnd = Number.NEGATIVE_INFINITY
     let streakStart = 0
 
@@ -461,12 +539,13 @@ export const make = (
 
     /**
      * `BEGIN IMMEDIATE`: takes the write lock, waiting for another process's
-     * (`busyRetrying`). Fairness between processes: a process running units
-     * back to back would hold the lock all the time (the gap between a COMMIT
-     * and the next BEGIN is microseconds) and starve the others, who poll. So
-     * once a file store has run units back to back for `hold_max_ms`, it pauses
-     * for a millisecond, lock free, before its next BEGIN. That costs a busy
-     * single process a few percent of its throughput, and nothing when idle.
+     * (`busyRetrying`). Fairness between processes: a process running
+     * transactions back to back would hold the lock all the time (the gap
+     * between a COMMIT and the next BEGIN is microseconds) and starve the
+     * others, who poll. So once a file store has run transactions back to back
+     * for `hold_max_ms`, it pauses for a millisecond, lock free, before its next
+     * BEGIN. That costs a busy single process a few percent of its throughput,
+     * and nothing when idle.
      */
     const begin = Effect.suspend(() => {
       const first = busyRetrying("begin", () => void s.begin.run())
@@ -478,44 +557,189 @@ export const make = (
       return Effect.andThen(pause(1), first)
     })
 
+    // -- The connection: one holder at a time, FIFO ------------------------------------------------
+
+    /** Who holds the connection; who waits for it, in order (`unit`: a unit of work, which may join an open group). */
+    let held = false
+    const waiting: Array<Waiter> = []
+    /** The transaction in progress, when its last unit has handed the connection to the next one. */
+    let group: Group | undefined
+
+    const joinable = (g: Group): boolean => g.units < groupMax && performance.now() - g.started < group_open_max_ms
+
+    /** COMMITs the open group (fsynced); what its units learn once the connection is passed on: a failed COMMIT fails them all. */
+    const commitGroup = (g: Group): Effect.Effect<void, StoreError> => {
+      group = undefined
+      let outcome: Effect.Effect<void, StoreError> = Effect.void
+      try {
+        beforeCommit?.(db, g.units)
+        s.commit.run()
+      } catch (e) {
+        rollback()
+        outcome = Effect.fail(storeError("commit", e))
+      }
+      lastEnd = performance.now()
+      return outcome
+    }
+
+    /** Rolls the whole group back: every unit of it fails with `error`. */
+    const abortGroup = (g: Group, error: StoreError): void => {
+      group = undefined
+      rollback()
+      lastEnd = performance.now()
+      Deferred.doneUnsafe(g.done, Effect.fail(error))
+    }
+
+    /**
+     * The holder is done with the connection. An open group goes on with the
+     * next waiter when it is a unit of work and the group may grow; otherwise
+     * it is committed first. Then the next waiter holds the connection.
+     * Resuming a fiber runs it at once (inside this call), so every state
+     * change is made before anyone is woken.
+     */
+    const passOn = (): void => {
+      const g = group
+      const next = waiting[0]
+      const outcome = g !== undefined && !(next?.unit === true && joinable(g)) ? commitGroup(g) : undefined
+      if (next === undefined) held = false
+      else {
+        waiting.shift()
+        next.granted = true
+      }
+      if (g !== undefined && outcome !== undefined) Deferred.doneUnsafe(g.done, outcome)
+      next?.resume?.()
+    }
+
+    /** Takes the connection, waiting in line (interruptibly, through `restore`); run it uninterruptibly. */
+    const acquire = (unit: boolean, restore: Restore): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (!held) {
+          held = true
+          return Effect.void
+        }
+        const w: Waiter = { unit, granted: false, resume: undefined }
+        waiting.push(w)
+        return Effect.onInterrupt(
+          restore(
+            Effect.callback<void>((resume) => {
+              if (w.granted) resume(Effect.void)
+              else w.resume = () => resume(Effect.void)
+            })
+          ),
+          () =>
+            Effect.sync(() => {
+              if (w.granted)
+                passOn() // handed the connection just as it was interrupted: pass it on
+              else waiting.splice(waiting.indexOf(w), 1)
+            })
+        )
+      })
+
+    // -- Units of work -----------------------------------------------------------------------------
+
+    const runWork = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>, restore: Restore) => {
+      const unit: Unit = { open: true }
+      return Effect.map(Effect.exit(restore(Effect.suspend(() => work(makeTx(db, s, unit))))), (exit) => {
+        unit.open = false
+        return exit
+      })
+    }
+
+    const lost = () => new StoreError({ message: "sqlite store: the transaction was rolled back by SQLite" })
+
+    /**
+     * A unit whose work is over and whose writes are in the group's
+     * transaction: when nobody waits yet, it lets the fibers that are ready run
+     * first (one turn of the scheduler, no timer: units that arrived while the
+     * previous transaction fsynced reach the queue and join), then passes the
+     * connection on and waits for the group's COMMIT. Its outcome is observable
+     * only then; if the COMMIT failed, it is that `StoreError`.
+     */
+    const settle = <A, E>(g: Group, exit: Exit.Exit<A, E>): Effect.Effect<A, E | StoreError> => {
+      const handOver = Effect.suspend(() => {
+        passOn()
+        return Deferred.await(g.done)
+      })
+      const waited = waiting.length === 0 && joinable(g) ? Effect.andThen(Effect.yieldNow, handOver) : handOver
+      return Effect.flatMap(
+        Effect.exit(waited),
+        (committed): Effect.Effect<A, E | StoreError> =>
+          Exit.isSuccess(committed) ? exit : Effect.failCause(committed.cause)
+      )
+    }
+
+    /** The first unit of a group: BEGIN IMMEDIATE, no savepoint (if it fails, the whole transaction is rolled back). */
+    const lead = <A, E, R>(
+      work: (tx: Tx) => Effect.Effect<A, E, R>,
+      restore: Restore
+    ): Effect.Effect<A, E | StoreError, R> =>
+      Effect.flatMap(Effect.exit(restore(begin)), (began): Effect.Effect<A, E | StoreError, R> => {
+        if (Exit.isFailure(began)) {
+          rollback()
+          passOn()
+          return Effect.failCause(began.cause)
+        }
+        const g: Group = { started: performance.now(), units: 1, done: Deferred.makeUnsafe() }
+        group = g
+        return Effect.flatMap(runWork(work, restore), (exit): Effect.Effect<A, E | StoreError> => {
+          if (Exit.isFailure(exit) || !db.isTransaction) {
+            // nothing else is in the transaction: roll it back and answer at once
+            group = undefined
+            rollback()
+            lastEnd = performance.now()
+            passOn()
+            return Exit.isFailure(exit) ? exit : Effect.fail(lost())
+          }
+          return settle(g, exit)
+        })
+      })
+
+    /** A later unit of the open group, inside its own savepoint: if it fails, only its own writes are undone. */
+    const follow = <A, E, R>(
+      g: Group,
+      work: (tx: Tx) => Effect.Effect<A, E, R>,
+      restore: Restore
+    ): Effect.Effect<A, E | StoreError, R> => {
+      const abort = (e: unknown) => {
+        const error = e instanceof StoreError ? e : storeError("savepoint", e)
+        abortGroup(g, error)
+        passOn()
+        return Effect.fail(error)
+      }
+      try {
+        s.savepoint.run()
+      } catch (e) {
+        return abort(e)
+      }
+      g.units += 1
+      return Effect.flatMap(runWork(work, restore), (exit): Effect.Effect<A, E | StoreError> => {
+        if (!db.isTransaction) return abort(lost())
+        try {
+          if (Exit.isFailure(exit)) s.rollbackTo.run()
+          s.release.run()
+        } catch (e) {
+          return abort(e)
+        }
+        return settle(g, exit)
+      })
+    }
+
     const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-      Semaphore.withPermit(
-        lock,
-        Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(Effect.exit(restore(begin)), (began): Effect.Effect<A, E | StoreError, R> => {
-            if (Exit.isFailure(began)) {
-              rollback()
-              return Effect.failCause(began.cause)
-            }
-            const unit: Unit = { open: true }
-            return Effect.flatMap(
-              Effect.exit(restore(Effect.suspend(() => work(makeTx(s, unit))))),
-              (exit): Effect.Effect<A, E | StoreError> => {
-                unit.open = false
-                try {
-                  if (Exit.isFailure(exit)) {
-                    rollback()
-                    return exit
-                  }
-                  try {
-                    s.commit.run()
-                    return exit
-                  } catch (e) {
-                    rollback()
-                    return Effect.fail(storeError("commit", e))
-                  }
-                } finally {
-                  lastEnd = performance.now()
-                }
-              }
-            )
-          })
+      Effect.uninterruptibleMask((restore) =>
+        Effect.andThen(
+          acquire(true, restore),
+          Effect.suspend(() => (group === undefined ? lead(work, restore) : follow(group, work, restore)))
         )
       )
 
-    const ledger = Semaphore.withPermit(
-      lock,
-      busyRetrying("ledger", () => (s.ledger.all() as unknown as Array<LedgerRow>).map(toEntry))
+    const ledger = Effect.uninterruptibleMask((restore) =>
+      Effect.andThen(
+        acquire(false, restore),
+        Effect.ensuring(
+          restore(busyRetrying("ledger", () => (s.ledger.all() as unknown as Array<LedgerRow>).map(toEntry))),
+          Effect.sync(passOn)
+        )
+      )
     )
 
     return Store.of({ transact, ledger })
