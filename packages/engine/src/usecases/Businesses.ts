@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { DomainError } from "@xaalis/core"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
-import type { Mode } from "../ports/Store.ts"
+import { type Doc, type Mode, Store, type StoreError, type Tx } from "../ports/Store.ts"
 import { type Caller, newDoc, now, unitOfWork } from "./common.ts"
 
 export interface Business {
@@ -83,29 +83,40 @@ const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9_-]{16,128}$/
 
 const unauthenticated = new DomainError({ code: "authentication_error", message: "Invalid API key." })
 
+const failUnauthenticated = Effect.fail(unauthenticated)
+
+/** The caller of a stored key row, read in the unit of work `tx`. */
+const callerOf = (tx: Tx, hash: string, row: Doc | undefined): Effect.Effect<Caller, DomainError | StoreError> => {
+  const data = row?.data as ApiKeyRow | undefined
+  if (data === undefined || !timingSafeEqual(Buffer.from(data.hash, "hex"), Buffer.from(hash, "hex"))) {
+    return failUnauthenticated
+  }
+  return Effect.flatMap(tx.get("business", data.business_id), (business) => {
+    if (business === undefined) return failUnauthenticated
+    const b = business.data as Business
+    const caller: Caller = { business_id: b.id, account_id: b.account_id, mode: data.mode }
+    return Effect.succeed(caller)
+  })
+}
+
 /**
  * Resolves a secret key to its business and mode. Unknown, malformed and
  * missing keys all get the same `authentication_error`; the stored hash is
  * compared in constant time.
+ *
+ * The first request of every key runs it: two reads in one unit of work,
+ * straight on the Store (a unit that only reads cannot meet a version
+ * conflict, so `unitOfWork`'s retry has nothing to do), untraced.
  */
-export const authenticate = Effect.fn("authenticate")(function* (key: string | undefined) {
-  if (key === undefined || !KEY_SHAPE.test(key)) return yield* Effect.fail(unauthenticated)
+export const authenticate = (key: string | undefined): Effect.Effect<Caller, DomainError | StoreError, Store> => {
+  if (key === undefined || !KEY_SHAPE.test(key)) return failUnauthenticated
   const hash = hashKey(key)
-  return yield* unitOfWork((tx) =>
-    Effect.gen(function* () {
-      const row = yield* tx.get("api_key", hash)
-      const data = row?.data as ApiKeyRow | undefined
-      if (data === undefined || !timingSafeEqual(Buffer.from(data.hash, "hex"), Buffer.from(hash, "hex"))) {
-        return yield* Effect.fail(unauthenticated)
-      }
-      const business = yield* tx.get("business", data.business_id)
-      if (business === undefined) return yield* Effect.fail(unauthenticated)
-      const b = business.data as Business
-      const caller: Caller = { business_id: b.id, account_id: b.account_id, mode: data.mode }
-      return caller
-    })
+  return Effect.contextWith((context: Context.Context<Store>) =>
+    Context.get(context, Store).transact((tx) =>
+      Effect.flatMap(tx.get("api_key", hash), (row) => callerOf(tx, hash, row))
+    )
   )
-})
+}
 
 /** The business record (webhook URL and secret) of a scope. */
 export const getBusiness = (business_id: string) =>

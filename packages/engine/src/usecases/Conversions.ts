@@ -1,5 +1,5 @@
 import { Conversion, type Decimal, DomainError, Errors, Reference } from "@xaalis/core"
-import { Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, type Line, move, transaction } from "../ledger/Ledger.ts"
 import { rowsOf } from "../outbox/Outbox.ts"
@@ -7,10 +7,22 @@ import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
 import { Rates } from "../ports/Rates.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, type Store, type StoreError, type Tx } from "../ports/Store.ts"
+import { type Doc, DuplicateKey, type Page, type Scope, Store, type StoreError, type Tx } from "../ports/Store.ts"
 import * as Present from "../present.ts"
 import type { Business } from "./Businesses.ts"
-import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, sweepDue, unitOfWork } from "./common.ts"
+import {
+  type Caller,
+  flat,
+  getScoped,
+  newDoc,
+  now,
+  permissionDenied,
+  requireLive,
+  revise,
+  sweepDue,
+  unitOfWork,
+  unitOfWorkIn
+} from "./common.ts"
 
 const rateUnavailable = (message: string) => new DomainError({ code: "rate_unavailable", message })
 
@@ -30,63 +42,92 @@ export const addressKey = (network: string, coin: string, address: string) => `a
 
 const reference_attempts_max = 5
 
-/** POST /v1/minting/offramp: quote, lock the rate, issue the address, open the window. Live keys only. */
-export const createConversion: (
+/** `Effect.mapError` of a rates failure to `rate_unavailable`, built once. */
+const orRateUnavailable = Effect.mapError((e: { readonly message: string }) => rateUnavailable(e.message))
+
+/** `Effect.mapError` of a chain failure to a fault that says nothing of it, built once. */
+const orNoAddress = Effect.mapError(
+  () => new DomainError({ code: "internal_error", message: "Could not issue a deposit address." })
+)
+
+/** A clash of a conversion's own unique keys (its reference); another kind's is not. */
+const isOwnClash = (e: unknown): e is DuplicateKey => e instanceof DuplicateKey && e.kind === "conversion"
+
+const notInserted = Effect.succeed(false)
+
+/** The steps of `createConversion`, its services in hand. */
+const createWith = Effect.fnUntraced(function* (
+  context: Context.Context<Ids | Chain | Rates | Store>,
   caller: Caller,
   input: Conversion.CreateConversion
-) => Effect.Effect<Present.ConversionWire, DomainError | StoreError, Ids | Chain | Rates | Store> = Effect.fn(
-  "createConversion"
-)(function* (caller: Caller, input: Conversion.CreateConversion) {
-  yield* requireLive(caller, "Creating a conversion")
-  const config = yield* Config
-  const ids = yield* Ids
-  const chain = yield* Chain
-  const rate = yield* freshRate
-  const t = yield* now
+) {
+  const config = Context.get(context, Config)
+  const ids = Context.get(context, Ids)
+  const store = Context.get(context, Store)
+  const quote = yield* orRateUnavailable(Context.get(context, Rates).current)
+  // one reading of the clock, after the rate arrived: the rate's age and the creation time
+  const t = Context.get(context, Clock.Clock).currentTimeMillisUnsafe()
+  if (t - quote.as_of > config.rate_age_max_ms) {
+    return yield* Effect.fail(rateUnavailable("The USD to GMD rate is stale; try again shortly."))
+  }
   const id = yield* ids.uuid
   // validate before issuing an address, so bad input consumes nothing
-  const probe = yield* fromStep(
-    Conversion.create(input, {
-      id,
-      reference: "MP-00000000-000000-00000000",
-      pay_address: "",
-      now: t,
-      rate,
-      config: config.conversion
+  const probe = Conversion.create(input, {
+    id,
+    reference: "MP-00000000-000000-00000000",
+    pay_address: "",
+    now: t,
+    rate: quote.rate,
+    config: config.conversion
+  })
+  if (probe._tag === "Failure") return yield* Effect.fail(probe.failure)
+  const pay_address = yield* orNoAddress(
+    Context.get(context, Chain).issueAddress({
+      network: probe.success.state.network,
+      coin: probe.success.state.pay_currency,
+      owner: id
     })
   )
-  const pay_address = yield* chain
-    .issueAddress({ network: probe.state.network, coin: probe.state.pay_currency, owner: id })
-    .pipe(
-      Effect.mapError(() => new DomainError({ code: "internal_error", message: "Could not issue a deposit address." }))
-    )
   for (let attempt = 1; ; attempt++) {
     const reference = Reference.conversionReference(t, yield* ids.random32)
-    const state = { ...probe.state, reference, pay_address }
-    const inserted = yield* unitOfWork((tx) =>
-      tx.insert(
-        newDoc({
-          kind: "conversion",
-          id,
-          scope: caller,
-          now: t,
-          data: state,
-          due_at: state.invoice_expires_at,
-          keys: [`ref:${reference}`, addressKey(state.network, state.pay_currency, pay_address)]
-        })
-      )
-    ).pipe(
-      Effect.as(true),
-      Effect.catchIf(
-        // a clash of this conversion's reference; another kind's (the idempotency record of a concurrent
-        // first use of the key) goes on to `Idempotency.idempotent`, which answers idempotency_conflict
-        (e): e is DuplicateKey => e instanceof DuplicateKey && e.kind === "conversion",
-        (e) => (attempt < reference_attempts_max ? Effect.succeed(false) : Effect.die(e))
-      )
+    const state: Conversion.Conversion = { ...probe.success.state, reference, pay_address }
+    const doc = newDoc({
+      kind: "conversion",
+      id,
+      scope: caller,
+      now: t,
+      data: state,
+      due_at: state.invoice_expires_at,
+      keys: [flat(`ref:${reference}`), flat(addressKey(state.network, state.pay_currency, pay_address))]
+    })
+    const inserted = yield* Effect.catchIf(
+      Effect.as(
+        unitOfWorkIn(store, (tx) => tx.insert(doc)),
+        true
+      ),
+      // a clash of this conversion's reference: draw another; another kind's (the idempotency record of a
+      // concurrent first use of the key) goes on to `Idempotency.idempotent`, which answers idempotency_conflict
+      isOwnClash,
+      (e) => (attempt < reference_attempts_max ? notInserted : Effect.die(e))
     )
     if (inserted) return Present.conversion(state, { timeline: false })
   }
 })
+
+/**
+ * POST /v1/minting/offramp: quote, lock the rate, issue the address, open the window. Live keys only.
+ *
+ * A hot path: the services and the time are read from the context in one step
+ * rather than one `yield*` each, and it runs untraced (`Effect.fn` takes a
+ * stack trace and opens a span on every call).
+ */
+export const createConversion = (
+  caller: Caller,
+  input: Conversion.CreateConversion
+): Effect.Effect<Present.ConversionWire, DomainError | StoreError, Ids | Chain | Rates | Store> =>
+  caller.mode === "live"
+    ? Effect.contextWith((context: Context.Context<Ids | Chain | Rates | Store>) => createWith(context, caller, input))
+    : Effect.fail(permissionDenied("Creating a conversion"))
 
 /** GET /v1/minting/ramps/{id}: the latest state with its `events` timeline. */
 export const getConversion = Effect.fn("getConversion")(function* (caller: Caller, id: string) {

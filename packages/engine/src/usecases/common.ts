@@ -64,6 +64,25 @@ export const unitOfWorkIn = <A, E, R>(
   work: (tx: Tx) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, VersionConflict> | StoreError, R> => attempt(store, work, conflict_retries_max)
 
+/** The longest text `flat` flattens. */
+const flat_max = 128
+/** Scratch bytes of `flat`: room for the UTF-8 of any text of `flat_max` UTF-16 units (at most 3 bytes each). */
+const flatBytes = Buffer.alloc(3 * flat_max)
+
+/**
+ * `text` as one flat string when it is ASCII and short (up to 128 characters),
+ * otherwise `text` itself. A string built by concatenation (a template literal)
+ * is a tree of its pieces, which V8 keeps as they are: a text stored with a row
+ * (a unique key, an address) then costs the garbage collector several objects
+ * for as long as the store holds it, instead of one.
+ */
+export const flat = (text: string): string => {
+  if (text.length > flat_max) return text
+  // never truncated (see flatBytes), so one byte per character means every character is ASCII
+  const n = flatBytes.write(text, 0, "utf8")
+  return n === text.length ? flatBytes.toString("latin1", 0, n) : text
+}
+
 export const newDoc = <D>(input: {
   readonly kind: Kind
   readonly id: string

@@ -11,12 +11,15 @@ import {
   unbalanced,
   VersionConflict
 } from "../../ports/Store.ts"
+import { DueIndex } from "./DueIndex.ts"
 
 interface Tables {
   /** Rows by kind, then id: scans (list, due) touch one kind only. */
   readonly docs: Map<Kind, Map<string, Doc>>
   /** Unique keys by kind, then key: the id of the row that holds the key. */
   readonly keys: Map<Kind, Map<string, string>>
+  /** Rows with a `due_at`, by kind, in due order: `due` reads them without scanning the kind. */
+  readonly due: Map<Kind, DueIndex>
   readonly ledger: Array<LedgerEntry>
 }
 
@@ -148,6 +151,10 @@ const balanced = (entries: ReadonlyArray<LedgerEntry>): boolean => {
   return true
 }
 
+/** Due order: oldest `due_at` first (both set), then by id, as `DueIndex` orders rows. */
+const dueOrder = (a: Doc, b: Doc): number =>
+  (a.due_at as number) - (b.due_at as number) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 /** The staged rows of a unit that wrote none (never written to: the first write replaces it). */
 const noDocs = Object.freeze([]) as unknown as Array<Doc>
 
@@ -223,6 +230,32 @@ class Unit {
     }
   }
 
+  /**
+   * At most `limit` rows of `kind` due at `now` as this unit of work sees them,
+   * oldest due first, then by id: the stored ones from the kind's due index
+   * (leaving out rows this unit rewrote), merged with the staged ones.
+   */
+  due(kind: Kind, now: number, limit: number): Array<Doc> {
+    if (limit <= 0) return []
+    let mine: Array<Doc> | undefined
+    for (let i = 0; i < this.staged.length; i++) {
+      const d = this.staged[i] as Doc
+      if (d.kind !== kind) continue
+      if (mine === undefined) mine = [d]
+      else mine.push(d)
+    }
+    const rows: Array<Doc> = []
+    const index = this.tables.due.get(kind)
+    if (index !== undefined && index.size > 0) {
+      const stored = this.tables.docs.get(kind) as Map<string, Doc>
+      const skip = mine === undefined ? undefined : new Set(mine.map((d) => d.id))
+      for (const id of index.due(now, limit, skip)) rows.push(stored.get(id) as Doc)
+    }
+    if (mine === undefined) return rows
+    for (const d of mine) if (d.due_at !== null && d.due_at <= now) rows.push(d)
+    return rows.sort(dueOrder).slice(0, limit)
+  }
+
   /** The rows of one kind as this unit of work sees them (stored, overlaid with staged). */
   docsOf(kind: Kind): Array<Doc> {
     const mine = this.staged.filter((d) => d.kind === kind)
@@ -277,7 +310,17 @@ class Unit {
     const staged = this.staged
     for (let i = 0; i < staged.length; i++) {
       const d = staged[i] as Doc
-      mapOf(tables.docs, d.kind).set(d.id, d)
+      const rows = mapOf(tables.docs, d.kind)
+      const before = rows.get(d.id)
+      rows.set(d.id, d)
+      if ((before === undefined ? null : before.due_at) !== d.due_at) {
+        let index = tables.due.get(d.kind)
+        if (index === undefined) {
+          index = new DueIndex()
+          tables.due.set(d.kind, index)
+        }
+        index.set(d.id, d.due_at)
+      }
     }
     this.stagedKeys?.forEach((claims, kind) => {
       const stored = mapOf(tables.keys, kind)
@@ -332,14 +375,7 @@ const txOf = (unit: Unit): Tx => ({
         .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
       return { docs: rows.slice(page.offset, page.offset + page.limit), total: rows.length }
     }),
-  due: (kind, now, limit) =>
-    Effect.sync(() =>
-      unit
-        .docsOf(kind)
-        .filter((d) => d.due_at !== null && d.due_at <= now)
-        .sort((a, b) => (a.due_at as number) - (b.due_at as number))
-        .slice(0, limit)
-    ),
+  due: (kind, now, limit) => Effect.sync(() => unit.due(kind, now, limit)),
   post: (entries) =>
     Effect.suspend(() => {
       if (!balanced(entries)) {
@@ -361,7 +397,7 @@ const txOf = (unit: Unit): Tx => ({
  */
 export const makeMemoryStore = Effect.gen(function* () {
   const lock = yield* Semaphore.make(1)
-  const tables: Tables = { docs: new Map(), keys: new Map(), ledger: [] }
+  const tables: Tables = { docs: new Map(), keys: new Map(), due: new Map(), ledger: [] }
 
   const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
     lock.withPermit(

@@ -27,6 +27,24 @@ export class SandboxControl extends Context.Service<
   }
 >()("@xaalis/engine/adapters/sandbox/SandboxControl") {}
 
+const hexDigits = Buffer.from("0123456789abcdef", "latin1")
+const addressText = Buffer.alloc(64)
+
+/**
+ * `prefix` then the first `n` bytes of `bytes` in lowercase hex, as one flat
+ * string: an address is stored with its conversion, and a concatenation
+ * (with a slice of a longer hex string) would keep a tree of pieces there.
+ */
+const hexText = (prefix: string, bytes: Uint8Array, n: number): string => {
+  let at = addressText.write(prefix, 0, "latin1")
+  for (let i = 0; i < n; i++) {
+    const byte = bytes[i] as number
+    addressText[at++] = hexDigits[byte >> 4] as number
+    addressText[at++] = hexDigits[byte & 0x0f] as number
+  }
+  return addressText.toString("latin1", 0, at)
+}
+
 export interface SandboxOptions {
   readonly rate: Decimal.Decimal
   /** When the initial rate was observed (epoch ms); defaults to "always fresh" (far future). */
@@ -50,10 +68,9 @@ export const layer = (
       const rates = Rates.of({ current: Effect.sync(() => rate) })
       const chain = Chain.of({
         issueAddress: ({ network, coin }) =>
-          Effect.map(ids.bytes(20), (b) => {
-            const hex = Buffer.from(b).toString("hex")
-            return network === "TRC20" ? `T${coin === "USDT" ? "t" : "c"}${hex.slice(0, 32)}` : `0x${hex}`
-          }),
+          Effect.map(ids.bytes(20), (b) =>
+            network === "TRC20" ? hexText(coin === "USDT" ? "Tt" : "Tc", b, 16) : hexText("0x", b, 20)
+          ),
         confirmed: Stream.fromQueue(feed)
       })
       const processor = Processor.of({
