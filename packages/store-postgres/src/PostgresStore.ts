@@ -12,9 +12,28 @@
  * before the first write run without a transaction: under READ COMMITTED each
  * statement has its own snapshot anyway, so they see exactly what they would
  * inside one, and a unit that only reads costs no BEGIN and no COMMIT. The
- * connection is pipelined (node-postgres `pipeline`): BEGIN and the unit's
- * start snapshot travel with the statement behind them, no round trip of
- * their own.
+ * connection is pipelined (node-postgres `pipeline`): BEGIN travels with the
+ * statement behind it, no round trip of its own.
+ *
+ * Round trips (each one costs far more than the statement it carries):
+ *
+ * - The unit's start snapshot is answered by its first statement when that is
+ *   a plain `get` or `getByKey` (an extra column, from the very snapshot of
+ *   that read); otherwise a snapshot query is pipelined in front of it.
+ * - A row read by key brings its owner business row along (same statement,
+ *   same snapshot, `LEFT JOIN`); a later `get` of that business in the unit is
+ *   answered from it, unless the row is hot or the unit wrote it. The chain
+ *   transfer's webhook targets need it; any decision taken on it is still
+ *   checked by a versioned update, as for every read.
+ * - `post` does not wait for its answer: the unit's next statement, or its
+ *   COMMIT, goes out right behind it and reports its failure (the failure of a
+ *   `post` is a StoreError that aborts the unit anyway; the unit can never
+ *   commit without its ledger lines). Inserts and updates wait: their
+ *   DuplicateKey and VersionConflict are answers at the call.
+ *
+ * A chain transfer is then 6 round trips (read the transfer identity, read the
+ * conversion and its business by address, BEGIN + insert the identity, update
+ * the conversion, post + insert the outbox row, COMMIT), down from 8.
  *
  * Why READ COMMITTED is enough (every guarantee below holds across processes,
  * because PostgreSQL enforces it, not this process):
@@ -129,12 +148,23 @@ const keyKey = (kind: Kind, key: string) => `${kind}\u0001${key}`
 const COLS = "id, business_id, mode, created_at, version, due_at, keys, data"
 const D_COLS = "d.id, d.business_id, d.mode, d.created_at, d.version, d.due_at, d.keys, d.data"
 
+/** The owner business of a row read by key, read ahead in the same statement (`b_` columns). */
+const B_COLS =
+  "b.id AS b_id, b.business_id AS b_business_id, b.mode AS b_mode, b.created_at AS b_created_at, b.version AS b_version, b.due_at AS b_due_at, b.keys AS b_keys, b.data AS b_data"
+const OWNER = "LEFT JOIN docs b ON b.kind = 'business' AND b.id = d.business_id"
+/** A unit's first statement, when it is a plain read, carries the unit's start snapshot (one row even when nothing matches). */
+const START = "(SELECT pg_current_snapshot()::text AS snapshot) s"
+
 const sql = {
   snapshot: "SELECT pg_current_snapshot()::text AS snapshot",
   begin: "BEGIN ISOLATION LEVEL READ COMMITTED",
   get: `SELECT ${COLS} FROM docs WHERE kind = $1 AND id = $2`,
+  getFirst: `SELECT s.snapshot, ${D_COLS} FROM ${START} LEFT JOIN docs d ON d.kind = $1 AND d.id = $2`,
   getLocked: `SELECT ${COLS} FROM docs WHERE kind = $1 AND id = $2 FOR NO KEY UPDATE`,
-  getByKey: `SELECT ${D_COLS} FROM doc_keys k JOIN docs d ON d.kind = k.kind AND d.id = k.id WHERE k.kind = $1 AND k.key = $2`,
+  getByKey: `SELECT ${D_COLS}, ${B_COLS} FROM doc_keys k JOIN docs d ON d.kind = k.kind AND d.id = k.id ${OWNER}
+    WHERE k.kind = $1 AND k.key = $2`,
+  getByKeyFirst: `SELECT s.snapshot, ${D_COLS}, ${B_COLS} FROM ${START}
+    LEFT JOIN (doc_keys k JOIN docs d ON d.kind = k.kind AND d.id = k.id) ON k.kind = $1 AND k.key = $2 ${OWNER}`,
   getByKeyLocked: `SELECT ${D_COLS} FROM doc_keys k JOIN docs d ON d.kind = k.kind AND d.id = k.id WHERE k.kind = $1 AND k.key = $2 FOR NO KEY UPDATE OF d`,
   insert: `INSERT INTO docs (kind, id, business_id, mode, created_at, version, due_at, keys, data)
     VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8) ON CONFLICT DO NOTHING`,
@@ -191,9 +221,12 @@ const named = (name: keyof typeof sql, values: ReadonlyArray<unknown>): QueryCon
  * no COMMIT. Everything else (writes, locking reads) first opens the unit's
  * transaction.
  */
-const plainReads = new Set(["get", "getByKey", "list", "due", "balances", "clashes"].map((n) => `xaalis_${n}`))
+const plainReads = new Set(
+  ["get", "getFirst", "getByKey", "getByKeyFirst", "list", "due", "balances", "clashes"].map((n) => `xaalis_${n}`)
+)
 
 interface DocRow extends QueryResultRow {
+  /** null only in the one row a unit's first read answers when nothing matched (`rowsToDocs` skips it). */
   readonly id: string
   readonly business_id: string | null
   readonly mode: Mode | null
@@ -204,6 +237,29 @@ interface DocRow extends QueryResultRow {
   readonly keys: Array<string>
   readonly data: string
 }
+
+/** A read by key: the row, then its owner business read ahead (`b_id` null when there is none). */
+interface OwnedRow extends DocRow {
+  readonly b_id: string | null
+  readonly b_business_id: string | null
+  readonly b_mode: Mode | null
+  readonly b_created_at: string
+  readonly b_version: number
+  readonly b_due_at: string | null
+  readonly b_keys: Array<string>
+  readonly b_data: string
+}
+
+const ownerOf = (r: OwnedRow): DocRow => ({
+  id: r.b_id as string,
+  business_id: r.b_business_id,
+  mode: r.b_mode,
+  created_at: r.b_created_at,
+  version: r.b_version,
+  due_at: r.b_due_at,
+  keys: r.b_keys,
+  data: r.b_data
+})
 
 const toDoc = (kind: Kind, r: DocRow): Doc => ({
   kind,
@@ -238,8 +294,18 @@ interface Unit {
   snapshot: Promise<string> | undefined
   /** BEGIN was sent (by the first write or locking read); its outcome, checked before COMMIT. */
   began: Promise<unknown> | undefined
+  /**
+   * Owner business rows read ahead with rows read by key (by `rowKey`), as of that read's snapshot: a
+   * later `get` of one in this unit is answered from here, unless the row is hot or the unit wrote it.
+   */
+  readonly ahead: Map<string, DocRow>
   /** Version and keys of each row read or written by this unit (keys of a given version never change). */
   readonly seen: Map<string, { readonly version: number; readonly keys: ReadonlyArray<string> }>
+  /**
+   * Writes sent without waiting for their answer (see `defer`): resolves to undefined when all
+   * succeeded, else to the first one's error. Settled by the next statement or by COMMIT.
+   */
+  deferred: Promise<StoreError | VersionConflict | undefined> | undefined
   /** The first failed statement: the transaction is aborted and can only roll back. */
   failed: StoreError | VersionConflict | undefined
   /** The connection itself failed: destroy it rather than pool it. */
@@ -252,6 +318,28 @@ interface Unit {
 }
 
 const nobody: Target = { kind: "counter", id: "(unit of work)" }
+
+/** A deferred statement's failure, reported by the statement behind it. */
+class Deferred {
+  readonly error: StoreError | VersionConflict
+  constructor(error: StoreError | VersionConflict) {
+    this.error = error
+  }
+}
+
+const aborted = (what: string) =>
+  new StoreError({ message: `${what} failed: an earlier statement of this unit of work failed` })
+
+/** The start snapshot a unit's first statement answers (`snapshot` column of its first row). */
+const snapshotOf = (answer: Promise<QueryResult<QueryResultRow>>): Promise<string> => {
+  const snapshot = answer.then((r) => {
+    const text: unknown = r.rows[0]?.snapshot
+    if (typeof text !== "string") throw new Error("no snapshot")
+    return text
+  })
+  snapshot.catch(() => undefined)
+  return snapshot
+}
 
 export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
   const secrets = secretsOf(options.connectionString)
@@ -294,58 +382,124 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
 
   const hot = new HotRows()
 
-  /** Runs one statement of `unit`; the first failure aborts the unit (later statements are not sent). */
+  /**
+   * Sends one statement of `unit` (pipelined: nothing waits here). `first`: the same plain read, also
+   * answering the start snapshot (column `snapshot`), sent instead when it is the unit's first
+   * statement. Otherwise the unit's first statement takes the start snapshot in a statement of its own,
+   * and its first write or locking read opens the transaction: both go out corked, in the same write
+   * as the statement behind them, without waiting for their answers.
+   */
+  const send = <R extends QueryResultRow>(
+    unit: Unit,
+    config: QueryConfig,
+    first?: QueryConfig
+  ): Promise<QueryResult<R>> => {
+    const client = unit.client
+    const opening = unit.snapshot === undefined
+    if (opening && first !== undefined) {
+      const answer = client.query<R & { snapshot: string }>(first)
+      unit.snapshot = snapshotOf(answer)
+      return answer
+    }
+    const beginning = unit.began === undefined && !plainReads.has(config.name ?? "")
+    if (!opening && !beginning) return client.query<R>(config)
+    const stream = client.connection.stream
+    stream.cork()
+    try {
+      if (opening) unit.snapshot = snapshotOf(client.query<{ snapshot: string }>(sql.snapshot))
+      if (beginning) {
+        const began = client.query(sql.begin)
+        began.catch(() => undefined)
+        unit.began = began
+      }
+      return client.query<R>(config)
+    } finally {
+      stream.uncork()
+    }
+  }
+
+  /**
+   * What a failed statement of `unit` becomes; the unit is then aborted (`unit.failed`, set later by
+   * `settle` for a deferred statement, so that the statement behind it reports this very error).
+   */
+  const failure = (
+    unit: Unit,
+    e: unknown,
+    what: string,
+    target: Target,
+    deferred = false
+  ): StoreError | VersionConflict => {
+    if (e instanceof Deferred) return e.error
+    const error = fromQuery(e, what, target, secrets)
+    if (!deferred) unit.failed = error
+    if (isConnectionError(e)) unit.broken = true
+    if (error instanceof VersionConflict) markHot(unit, target)
+    return error
+  }
+
+  /**
+   * The outcome of the unit's deferred statements (see `post`), once answered: undefined when they
+   * succeeded, otherwise the first one's error, which is then the unit's failure.
+   */
+  const settle = async (unit: Unit): Promise<void> => {
+    const deferred = unit.deferred
+    if (deferred === undefined) return
+    const error = await deferred
+    if (unit.deferred === deferred) unit.deferred = undefined
+    if (error !== undefined) {
+      unit.failed ??= error
+      throw new Deferred(error)
+    }
+  }
+
+  /**
+   * Runs one statement of `unit` and waits for its answer; the first failure aborts the unit (later
+   * statements are not sent). A deferred statement's failure, answered before this one, is reported
+   * here instead (the transaction was aborted by it).
+   */
   const run = <R extends QueryResultRow>(
     unit: Unit,
     config: QueryConfig,
     what: string,
-    target: Target
+    target: Target,
+    first?: QueryConfig
   ): Effect.Effect<QueryResult<R>, StoreError | VersionConflict> =>
     Effect.suspend(() => {
-      if (unit.failed !== undefined) {
-        return Effect.fail(
-          new StoreError({ message: `${what} failed: an earlier statement of this unit of work failed` })
-        )
-      }
+      if (unit.failed !== undefined) return Effect.fail(aborted(what))
       unit.last = target
       return Effect.tryPromise({
         try: () => {
-          const client = unit.client
-          const opening = unit.snapshot === undefined
-          const beginning = unit.began === undefined && !plainReads.has(config.name ?? "")
-          if (!opening && !beginning) return client.query<R>(config)
-          // pipelined and corked: the unit's start snapshot and BEGIN go out in the same write as the
-          // statement behind them, without waiting for their answers
-          const stream = client.connection.stream
-          stream.cork()
-          try {
-            if (opening) {
-              const snapshot = client.query<{ snapshot: string }>(sql.snapshot).then((r) => {
-                const text = r.rows[0]?.snapshot
-                if (text === undefined) throw new Error("no snapshot")
-                return text
-              })
-              snapshot.catch(() => undefined)
-              unit.snapshot = snapshot
-            }
-            if (beginning) {
-              const began = client.query(sql.begin)
-              began.catch(() => undefined)
-              unit.began = began
-            }
-            return client.query<R>(config)
-          } finally {
-            stream.uncork()
-          }
+          const answer = send<R>(unit, config, first)
+          if (unit.deferred === undefined) return answer
+          answer.catch(() => undefined)
+          return settle(unit).then(() => answer)
         },
-        catch: (e) => {
-          const error = fromQuery(e, what, target, secrets)
-          unit.failed = error
-          if (isConnectionError(e)) unit.broken = true
-          if (error instanceof VersionConflict) markHot(unit, target)
-          return error
-        }
+        catch: (e) => failure(unit, e, what, target)
       })
+    })
+
+  /**
+   * Sends one write of `unit` without waiting for its answer (for writes whose only failure is a
+   * StoreError: `post`). The unit's next statement (or its COMMIT) goes out right behind it and
+   * reports its failure; the unit can never commit without it.
+   */
+  const defer = (unit: Unit, config: QueryConfig, what: string, target: Target): Effect.Effect<void, StoreError> =>
+    Effect.suspend(() => {
+      if (unit.failed !== undefined) return Effect.fail(aborted(what))
+      unit.last = target
+      let answer: Promise<unknown>
+      try {
+        answer = send(unit, config)
+      } catch (e) {
+        return Effect.fail(failure(unit, e, what, target) as StoreError)
+      }
+      const outcome = answer.then(
+        () => undefined,
+        (e: unknown) => failure(unit, e, what, target, true)
+      )
+      const before = unit.deferred
+      unit.deferred = before === undefined ? outcome : before.then((error) => error ?? outcome)
+      return Effect.void
     })
 
   /** A lost update of `target`: it and its keys are hot for a while in this process. */
@@ -364,12 +518,17 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
     unit.seen.set(rowKey(doc.kind, doc.id), { version: doc.version, keys: doc.keys })
   }
 
-  const rowsToDocs = (unit: Unit, kind: Kind, rows: ReadonlyArray<DocRow>): Array<Doc> =>
-    rows.map((r) => {
+  /** The rows read (a unit's first read answers one row of nulls when nothing matched), remembered. */
+  const rowsToDocs = (unit: Unit, kind: Kind, rows: ReadonlyArray<DocRow>): Array<Doc> => {
+    const docs: Array<Doc> = []
+    for (const r of rows) {
+      if (r.id === null) continue
       const doc = toDoc(kind, r)
       remember(unit, doc)
-      return doc
-    })
+      docs.push(doc)
+    }
+    return docs
+  }
 
   /**
    * After an insert or key claim of `doc` clashed: DuplicateKey when every
@@ -420,28 +579,53 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
 
   const txOf = (unit: Unit): Tx => ({
     get: (kind, id) =>
-      Effect.map(
-        run<DocRow>(unit, named(hot.has(rowKey(kind, id)) ? "getLocked" : "get", [kind, id]), `reading ${kind} ${id}`, {
-          kind,
-          id
-        }),
-        ({ rows }) => rowsToDocs(unit, kind, rows)[0]
-      ) as Effect.Effect<Doc | undefined, StoreError>,
+      Effect.suspend(() => {
+        const row = rowKey(kind, id)
+        if (hot.has(row)) {
+          return Effect.map(
+            run<DocRow>(unit, named("getLocked", [kind, id]), `reading ${kind} ${id}`, { kind, id }),
+            ({ rows }) => rowsToDocs(unit, kind, rows)[0]
+          )
+        }
+        const ahead = unit.ahead.get(row)
+        if (ahead !== undefined && unit.failed === undefined) return Effect.succeed(rowsToDocs(unit, kind, [ahead])[0])
+        return Effect.map(
+          run<DocRow>(
+            unit,
+            named("get", [kind, id]),
+            `reading ${kind} ${id}`,
+            { kind, id },
+            named("getFirst", [kind, id])
+          ),
+          ({ rows }) => rowsToDocs(unit, kind, rows)[0]
+        )
+      }) as Effect.Effect<Doc | undefined, StoreError>,
 
     getByKey: (kind, key) =>
-      Effect.map(
-        run<DocRow>(
-          unit,
-          named(hot.has(keyKey(kind, key)) ? "getByKeyLocked" : "getByKey", [kind, key]),
-          `reading ${kind} by key`,
-          { kind, id: `key:${key}` }
-        ),
-        ({ rows }) => rowsToDocs(unit, kind, rows)[0]
-      ) as Effect.Effect<Doc | undefined, StoreError>,
+      Effect.suspend(() => {
+        const what = `reading ${kind} by key`
+        const target = { kind, id: `key:${key}` }
+        if (hot.has(keyKey(kind, key))) {
+          return Effect.map(
+            run<DocRow>(unit, named("getByKeyLocked", [kind, key]), what, target),
+            ({ rows }) => rowsToDocs(unit, kind, rows)[0]
+          )
+        }
+        return Effect.map(
+          run<OwnedRow>(unit, named("getByKey", [kind, key]), what, target, named("getByKeyFirst", [kind, key])),
+          ({ rows }) => {
+            for (const r of rows) {
+              if (r.b_id !== null && kind !== "business") unit.ahead.set(rowKey("business", r.b_id), ownerOf(r))
+            }
+            return rowsToDocs(unit, kind, rows)[0]
+          }
+        )
+      }) as Effect.Effect<Doc | undefined, StoreError>,
 
     insert: (doc) =>
       Effect.suspend((): Effect.Effect<void, StoreError | DuplicateKey | VersionConflict> => {
         const what = `inserting ${doc.kind} ${doc.id}`
+        unit.ahead.delete(rowKey(doc.kind, doc.id))
         if (doc.keys.length === 0) {
           return Effect.flatMap(run(unit, named("insert", params(doc)), what, doc), (r) => {
             if (r.rowCount === 1) {
@@ -476,6 +660,7 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
     update: (doc) =>
       Effect.suspend((): Effect.Effect<void, StoreError | VersionConflict | DuplicateKey> => {
         const what = `updating ${doc.kind} ${doc.id}`
+        unit.ahead.delete(rowKey(doc.kind, doc.id))
         const previous = doc.version - 1
         const seen = unit.seen.get(rowKey(doc.kind, doc.id))
         const values = [
@@ -567,9 +752,7 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
           cols[7]?.push(String(e.created_at))
           cols[8]?.push(e.cause)
         }
-        return Effect.asVoid(
-          run(unit, named("post", cols), "posting ledger lines", { kind: "counter", id: "(ledger)" })
-        )
+        return defer(unit, named("post", cols), "posting ledger lines", { kind: "counter", id: "(ledger)" })
       }) as Effect.Effect<void, StoreError>,
 
     balances: (scope: Scope) =>
@@ -594,6 +777,8 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
         client,
         snapshot: undefined,
         began: undefined,
+        ahead: new Map(),
+        deferred: undefined,
         seen: new Map(),
         failed: undefined,
         broken: false,
@@ -618,10 +803,16 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
       unit.done = true
       return Effect.tryPromise({
         try: async () => {
+          // pipelined behind the unit's last statements; a deferred write that failed has aborted the
+          // transaction (COMMIT then answers ROLLBACK) and is the error reported
+          const committed = unit.client.query("COMMIT")
+          committed.catch(() => undefined)
           await began
-          return await unit.client.query("COMMIT")
+          await settle(unit)
+          return await committed
         },
         catch: (e) => {
+          if (e instanceof Deferred) return e.error
           if (isConnectionError(e)) unit.broken = true
           return fromQuery(e, "committing a unit of work", unit.last, secrets)
         }
@@ -643,10 +834,11 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
           unit.broken = true
         }
       }
-      // the pipelined snapshot query is answered before the connection goes back to the pool
+      // the pipelined snapshot query and deferred writes are answered before the connection goes back to the pool
       await unit.snapshot?.catch(() => {
         unit.broken = true
       })
+      await unit.deferred
       unit.client.off("error", unit.onError)
       unit.client.release(unit.broken)
     })

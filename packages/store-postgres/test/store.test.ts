@@ -192,6 +192,172 @@ withPostgres("PostgresStore specifics", (db) => {
       })
     ))
 
+  const overflowLines = (cause: string) =>
+    [
+      { id: `${cause}_1`, amount: 10n ** 40n },
+      { id: `${cause}_2`, amount: -(10n ** 40n) }
+    ].map((l) => ({
+      ...l,
+      transaction_id: `tx_${cause}`,
+      business_id: "biz_a",
+      mode: "test" as const,
+      account: l.id,
+      currency: "GMD" as const,
+      created_at: 1,
+      cause: `test/${cause}`
+    }))
+
+  const fineLines = (cause: string) =>
+    [
+      { id: `${cause}_1`, amount: 5n },
+      { id: `${cause}_2`, amount: -5n }
+    ].map((l) => ({
+      ...l,
+      transaction_id: `tx_${cause}`,
+      business_id: "biz_a",
+      mode: "test" as const,
+      account: l.id,
+      currency: "GMD" as const,
+      created_at: 1,
+      cause: `test/${cause}`
+    }))
+
+  it("post is pipelined: a post PostgreSQL refuses fails the unit at its next statement or at commit, with its own error; nothing commits", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        // refused post last: the commit reports it
+        const atCommit = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.insert(doc({ id: "inv_1", keys: ["k1"] }))
+              expect(Exit.isSuccess(yield* Effect.exit(tx.post(overflowLines("a"))))).toBe(true)
+            })
+          )
+        )
+        expect(tagOf(atCommit)).toBe("StoreError")
+        expect((atCommit as StoreError).message).toMatch(/^posting ledger lines failed: .*SQLSTATE 22003/)
+        // the statement behind it reports it, even when its answer arrived long before
+        const behind = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.insert(doc({ id: "inv_1", keys: ["k1"] }))
+              yield* tx.post(overflowLines("b"))
+              yield* Effect.sleep("50 millis")
+              const next = yield* failureOf(tx.get("invoice", "inv_1"))
+              expect((next as StoreError).message).toMatch(/^posting ledger lines failed: .*SQLSTATE 22003/)
+            })
+          )
+        )
+        expect((behind as StoreError).message).toMatch(/^posting ledger lines failed: .*SQLSTATE 22003/)
+        // a refused post followed by a good one: the first failure is the unit's
+        const first = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              yield* tx.post(overflowLines("c"))
+              yield* tx.post(fineLines("d"))
+            })
+          )
+        )
+        expect((first as StoreError).message).toMatch(/^posting ledger lines failed: .*SQLSTATE 22003/)
+        expect(yield* store.transact((tx) => tx.get("invoice", "inv_1"))).toBeUndefined()
+        expect(yield* store.ledger).toStrictEqual([])
+        // connections went back to the pool clean; good posts commit
+        yield* store.transact((tx) =>
+          Effect.gen(function* () {
+            yield* tx.post(fineLines("e"))
+            yield* tx.post(fineLines("f"))
+            yield* tx.insert(doc({ id: "inv_1", keys: ["k1"] }))
+          })
+        )
+        expect((yield* store.ledger).map((l) => l.id).sort()).toStrictEqual(["e_1", "e_2", "f_1", "f_2"])
+        expect((yield* store.transact((tx) => tx.getByKey("invoice", "k1")))?.id).toBe("inv_1")
+      })
+    ))
+
+  it("a unit's first read takes its start snapshot: a clash with a row committed before it is a DuplicateKey, after it a VersionConflict", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        yield* store.transact((tx) => tx.insert(doc({ id: "inv_old", keys: ["k_old"] })))
+        for (const first of [
+          (tx: Parameters<Parameters<StoreShape["transact"]>[0]>[0]) => tx.get("invoice", "inv_none"),
+          (tx: Parameters<Parameters<StoreShape["transact"]>[0]>[0]) => tx.getByKey("invoice", "k_none")
+        ]) {
+          const old = yield* failureOf(
+            store.transact((tx) =>
+              Effect.gen(function* () {
+                expect(yield* first(tx)).toBeUndefined()
+                yield* tx.insert(doc({ id: "inv_other", keys: ["k_old"] }))
+              })
+            )
+          )
+          expect(old).toMatchObject({ _tag: "DuplicateKey", key: "k_old" })
+        }
+        let n = 0
+        for (const first of [
+          (tx: Parameters<Parameters<StoreShape["transact"]>[0]>[0], id: string) => tx.get("invoice", id),
+          (tx: Parameters<Parameters<StoreShape["transact"]>[0]>[0], id: string) => tx.getByKey("invoice", `k_${id}`)
+        ]) {
+          const id = `inv_new_${n++}`
+          const late = yield* failureOf(
+            store.transact((tx) =>
+              Effect.gen(function* () {
+                expect(yield* first(tx, id)).toBeUndefined()
+                // another unit commits the row after this unit's first read
+                yield* store.transact((other) => other.insert(doc({ id, keys: [`k_${id}`] })))
+                yield* tx.insert(doc({ id, keys: [`k_${id}`] }))
+              })
+            )
+          )
+          expect(tagOf(late)).toBe("VersionConflict")
+        }
+      })
+    ))
+
+  it("a row read by key brings its owner business along: a later get answers that read's version; a stale write is refused, the unit's own write is read back", () =>
+    withStore(layer(), (store) =>
+      Effect.gen(function* () {
+        const business = doc({ kind: "business", id: "biz_a", business_id: null, mode: null, data: { name: "v1" } })
+        yield* store.transact((tx) =>
+          Effect.andThen(
+            tx.insert(business),
+            tx.insert(doc({ kind: "conversion", id: "conv_1", keys: ["addr_1"], data: { n: 1 } }))
+          )
+        )
+        const rename = (name: string) =>
+          store.transact((tx) =>
+            Effect.flatMap(tx.get("business", "biz_a"), (b) =>
+              tx.update({ ...(b as Doc), version: (b?.version ?? 0) + 1, data: { name } })
+            )
+          )
+        yield* store.transact((tx) =>
+          Effect.gen(function* () {
+            const b = yield* Effect.andThen(tx.getByKey("conversion", "addr_1"), tx.get("business", "biz_a"))
+            expect(b?.data).toStrictEqual({ name: "v1" })
+            yield* tx.update({ ...(b as Doc), version: 2, data: { name: "v2" } })
+            expect(yield* tx.get("business", "biz_a")).toMatchObject({ version: 2, data: { name: "v2" } })
+          })
+        )
+        const stale = yield* failureOf(
+          store.transact((tx) =>
+            Effect.gen(function* () {
+              expect((yield* tx.getByKey("conversion", "addr_1"))?.id).toBe("conv_1")
+              yield* rename("v3")
+              const b = yield* tx.get("business", "biz_a")
+              expect(b).toMatchObject({ version: 2, data: { name: "v2" } })
+              ;(b?.data as { name: string }).name = "mutated"
+              expect((yield* tx.get("business", "biz_a"))?.data).toStrictEqual({ name: "v2" })
+              yield* tx.update({ ...business, version: 3, data: { name: "v4" } })
+            })
+          )
+        )
+        expect(tagOf(stale)).toBe("VersionConflict")
+        expect(yield* store.transact((tx) => tx.get("business", "biz_a"))).toMatchObject({
+          version: 3,
+          data: { name: "v3" }
+        })
+      })
+    ))
+
   it("a connection killed midway: StoreError, nothing commits, the next unit gets a fresh connection", async () => {
     const app = `xaalis_kill_${randomBytes(4).toString("hex")}`
     const killable = Layer.unwrap(
