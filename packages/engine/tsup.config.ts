@@ -1,11 +1,3 @@
-import { defineConfig } from "tsup"
+import { packageConfig } from "../../tsup.base.ts"
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm", "cjs"],
-  dts: { compilerOptions: { allowImportingTsExtensions: true, noEmit: false, emitDeclarationOnly: true } },
-  tsconfig: "tsconfig.src.json",
-  sourcemap: true,
-  clean: true,
-  target: "es2023"
-})
+export default packageConfig()
