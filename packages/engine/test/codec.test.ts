@@ -34,6 +34,13 @@ describe("Codec (data of durable rows)", () => {
     )
   })
 
+  it("escaped keys that spell a marker are still decoded by the reviver", () => {
+    // the encoder never writes \u escapes for "$", but the decoder must not depend on it
+    expect(Codec.decode('{"\\u0024b":"12"}')).toStrictEqual(12n)
+    expect(Codec.decode('{"\\u0024\\u0024x":1}')).toStrictEqual({ $x: 1 })
+    expect(Codec.decode('{"a":"plain","n":[1,2]}')).toStrictEqual({ a: "plain", n: [1, 2] })
+  })
+
   it("caller data shaped like a bigint marker stays caller data", () => {
     const metadata = { $b: "12", nested: { $b: "7" }, __proto__value: 1 }
     const back = Codec.decode(Codec.encode({ metadata })) as { metadata: unknown }
