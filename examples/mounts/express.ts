@@ -5,7 +5,7 @@
  */
 import { once } from "node:events"
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, xaalisExpress } from "@xaalis/http"
+import { makeHttpApi, runDueEvery, xaalisExpress } from "@xaalis/http"
 import express from "express"
 
 export const start = async (
@@ -24,18 +24,14 @@ export const start = async (
   await once(server, "listening")
 
   // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
-  let due = Promise.resolve()
-  const timer = setInterval(() => {
-    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
-  }, 1_000)
+  const due = runDueEvery(api, 1_000)
 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: async () => {
-      clearInterval(timer)
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await due
+      await due.stop()
       await api.dispose()
     }
   }

@@ -4,7 +4,7 @@
  *   node --conditions=@xaalis/source fastify.ts      (PORT, default 3003)
  */
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, xaalisFastify } from "@xaalis/http"
+import { makeHttpApi, runDueEvery, xaalisFastify } from "@xaalis/http"
 import Fastify from "fastify"
 
 export const start = async (
@@ -18,17 +18,13 @@ export const start = async (
   await app.listen({ port, host: "127.0.0.1" })
 
   // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
-  let due = Promise.resolve()
-  const timer = setInterval(() => {
-    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
-  }, 1_000)
+  const due = runDueEvery(api, 1_000)
 
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     close: async () => {
-      clearInterval(timer)
       await app.close()
-      await due
+      await due.stop()
       await api.dispose()
     }
   }

@@ -12,7 +12,7 @@
 import { once } from "node:events"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, toNodeListener } from "@xaalis/http"
+import { makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 
 const api = makeHttpApi({ sandbox: true })
 
@@ -30,18 +30,14 @@ export const start = async (
   server.listen(port, "127.0.0.1")
   await once(server, "listening")
 
-  let due = Promise.resolve()
-  const timer = setInterval(() => {
-    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
-  }, 1_000)
+  const due = runDueEvery(api, 1_000)
 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: async () => {
-      clearInterval(timer)
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await due
+      await due.stop()
       await api.dispose()
     }
   }

@@ -7,7 +7,7 @@ import { once } from "node:events"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { serve } from "@hono/node-server"
-import { makeHttpApi, mountHono } from "@xaalis/http"
+import { makeHttpApi, mountHono, runDueEvery } from "@xaalis/http"
 import { Hono } from "hono"
 
 export const start = async (
@@ -23,18 +23,14 @@ export const start = async (
   if (!server.listening) await once(server, "listening")
 
   // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
-  let due = Promise.resolve()
-  const timer = setInterval(() => {
-    due = due.then(() => api.runDue()).catch((e: unknown) => console.error("runDue failed", e))
-  }, 1_000)
+  const due = runDueEvery(api, 1_000)
 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: async () => {
-      clearInterval(timer)
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await due
+      await due.stop()
       await api.dispose()
     }
   }

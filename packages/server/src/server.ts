@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
-import { HttpNotifier, makeHttpApi, toNodeListener } from "@xaalis/http"
+import { HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 import type { ServerConfig } from "./config.ts"
 import { jsonLines, type LogLine } from "./log.ts"
 import { storeLayer } from "./store.ts"
@@ -73,31 +73,16 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
     throw e
   }
 
-  // Background loop: one run at a time, the next scheduled after the previous ends.
-  let stopped = false
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<void> = Promise.resolve()
-  const loop = () => {
-    if (stopped) return
-    running = api
-      .runDue()
-      .catch((e: unknown) => log({ level: "error", msg: "background run failed", error: String(e) }))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(loop, tick_ms)
-      })
-  }
-  timer = setTimeout(loop, tick_ms)
+  const due = runDueEvery(api, tick_ms)
 
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
-      stopped = true
-      if (timer !== undefined) clearTimeout(timer)
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()
       })
-      await running
+      await due.stop()
       await api.dispose()
     })()
     return closing
