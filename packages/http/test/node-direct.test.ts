@@ -12,7 +12,7 @@ import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import type { RequestLog } from "../src/HttpApi.ts"
 import { toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
-import { targetOf } from "../src/mounts/NodeListener.ts"
+import { answerNow, coalesced, targetOf } from "../src/mounts/NodeListener.ts"
 import { type Setup, setup } from "./helpers.ts"
 
 interface Case {
@@ -316,6 +316,99 @@ describe("node:http direct path specifics", () => {
     })
     expect(after.status).toBe(201)
   })
+})
+
+describe("answers written together per turn of the event loop (coalesceWrites)", () => {
+  const fakeOutgoing = (events: Array<string>, name: string, failWith?: Error) => {
+    const out = {
+      headersSent: false,
+      destroyed: false,
+      writeHead: (status: number) => {
+        if (failWith !== undefined) throw failWith
+        events.push(`${name}:head:${status}`)
+      },
+      end: (body?: string) => events.push(`${name}:end:${body ?? ""}`),
+      once: () => out,
+      destroy: () => {
+        out.destroyed = true
+        events.push(`${name}:destroy`)
+      }
+    }
+    return out
+  }
+  const complete = { complete: true }
+  const answer = (text: string) => ({ status: 201, headers: { "content-type": "application/json" }, body: text })
+  // biome-ignore lint/suspicious/noExplicitAny: minimal stand-ins for node's request and response
+  const cast = (x: unknown) => x as any
+
+  it("holds the answers of a turn and writes them, in order, in that turn's check phase", async () => {
+    const events: Array<string> = []
+    const write = coalesced((e) => events.push(`error:${String(e)}`))
+    write(cast(complete), cast(fakeOutgoing(events, "a")), cast(answer("1")))
+    write(cast(complete), cast(fakeOutgoing(events, "b")), cast(answer("2")))
+    await Promise.resolve()
+    expect(events).toEqual([]) // not before the check phase, not in a microtask
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(events).toEqual(["a:head:201", "a:end:1", "b:head:201", "b:end:2"])
+    // the next turn's answers form a batch of their own
+    write(cast(complete), cast(fakeOutgoing(events, "c")), cast(answer("3")))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(events.slice(4)).toEqual(["c:head:201", "c:end:3"])
+  })
+
+  it("a write that throws is reported, drops that connection only, and the batch goes on", async () => {
+    const events: Array<string> = []
+    const errors: Array<unknown> = []
+    const write = coalesced((e) => errors.push(e))
+    const boom = new Error("invalid header")
+    write(cast(complete), cast(fakeOutgoing(events, "a", boom)), cast(answer("1")))
+    write(cast(complete), cast(fakeOutgoing(events, "b")), cast(answer("2")))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(errors).toEqual([boom])
+    expect(events).toEqual(["a:destroy", "b:head:201", "b:end:2"])
+  })
+
+  it("answerNow (coalesceWrites: false) writes at once; a connection already gone gets nothing", () => {
+    const events: Array<string> = []
+    const write = answerNow(() => events.push("error"))
+    write(cast(complete), cast(fakeOutgoing(events, "a")), cast(answer("1")))
+    expect(events).toEqual(["a:head:201", "a:end:1"])
+    const gone = fakeOutgoing(events, "b")
+    gone.destroyed = true
+    write(cast(complete), cast(gone), cast(answer("2")))
+    expect(events).toEqual(["a:head:201", "a:end:1"])
+  })
+
+  it.each([true, false])(
+    "over node:http (coalesceWrites %s), 40 concurrent creates each get their own answer",
+    async (coalesceWrites) => {
+      const own = createServer(toNodeListener(s.api.fetch, { coalesceWrites }))
+      own.listen(0, "127.0.0.1")
+      await once(own, "listening")
+      const base = `http://127.0.0.1:${(own.address() as AddressInfo).port}`
+      try {
+        const amounts = Array.from({ length: 40 }, (_, i) => 5000 + i * 7)
+        const answers = await Promise.all(
+          amounts.map(async (gmd_amount) => {
+            const res = await fetch(`${base}/v1/minting/offramp`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${live}`, "content-type": "application/json" },
+              body: JSON.stringify({ gmd_amount })
+            })
+            return { status: res.status, body: (await res.json()) as { gmd_amount: number; id: string } }
+          })
+        )
+        expect(answers.map((a) => a.status)).toEqual(amounts.map(() => 201))
+        expect(answers.map((a) => a.body.gmd_amount)).toEqual(amounts)
+        expect(new Set(answers.map((a) => a.body.id)).size).toBe(amounts.length)
+      } finally {
+        await new Promise<void>((resolve) => {
+          own.close(() => resolve())
+          own.closeAllConnections()
+        })
+      }
+    }
+  )
 })
 
 describe("Express, through the same direct path", () => {
