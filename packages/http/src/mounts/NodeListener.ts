@@ -34,8 +34,7 @@ export interface NodeListenerOptions {
    * Answers ready in one turn of the event loop are written together at the end
    * of that turn (its check phase) instead of one by one as each is ready.
    * Under load this wakes the clients' processes once per batch rather than once
-   * per answer, which costs less CPU per request than the answers themselves
-   * (on the 2-vCPU bench VM: +50% requests per second). A lone request waits for
+   * per answer (on the 2-vCPU bench VM: +50% requests per second). A lone request waits for
    * nothing but the rest of its own turn. Default: true; `false` writes each
    * answer at once. Applies to handlers made by `makeHttpApi`.
    */
