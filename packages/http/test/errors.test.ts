@@ -52,12 +52,7 @@ describe("authentication", () => {
       ["GET", "/v1/minting/ramps?limit=0", undefined],
       ["POST", "/v1/minting/intents", { amount: 10 }],
       ["GET", "/v1/minting/intents", undefined],
-      ["GET", `/v1/minting/intents/${request.body.id}`, undefined],
-      [
-        "POST",
-        `/v1/test_helpers/minting/intents/${request.body.id}/pay`,
-        { amount: 1, currency: "USDC", network: "ARC" }
-      ]
+      ["GET", `/v1/minting/intents/${request.body.id}`, undefined]
     ]
     for (const [method, path, body] of calls) {
       expectError(await s.call(method, path, { key: test, body }), 403, "permission_denied")

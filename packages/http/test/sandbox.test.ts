@@ -212,11 +212,29 @@ describe("test helpers", () => {
       matched: { object: "payment_request", id: request.body.id },
       applied: true
     })
-    expect((await pay(6)).body.applied).toBe(true)
+    // §9: test helpers take any key of the business, its test key too (the request itself is live)
+    const byTestKey = await s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
+      key: test,
+      body: { amount: 6, currency: "USDT", network: "TRC20" }
+    })
+    expect(byTestKey.status).toBe(200)
+    expect(byTestKey.body).toMatchObject({ matched: { object: "payment_request", id: request.body.id }, applied: true })
     expect((await s.call("GET", `/v1/minting/intents/${request.body.id}`, { key: live })).body).toMatchObject({
       status: "completed",
       amount: 10
     })
+    // another business's keys do not reach it, whatever their mode
+    const stranger = await s.business()
+    for (const key of [stranger.secret_key_test, stranger.secret_key_live]) {
+      expectError(
+        await s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
+          key,
+          body: { amount: 1, currency: "USDT", network: "TRC20" }
+        }),
+        404,
+        "not_found"
+      )
+    }
     expectError(
       await s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
         key: live,
