@@ -57,6 +57,37 @@ describe("conversions through the engine", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("an ARC deposit address matches whatever the letter case of the report (EVM hex); TRC20's is exact", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const arc = yield* Conversions.createConversion(live, {
+        gmd_amount: 500000n,
+        network: "ARC",
+        pay_currency: "USDC"
+      })
+      assert.match(arc.pay_address, /^0x[0-9a-f]{40}$/)
+      const checksummed = `0x${arc.pay_address.slice(2).toUpperCase()}`
+      const onArc = yield* Transfers.applyChainTransfer({
+        network: "ARC",
+        coin: "USDC",
+        to_address: checksummed,
+        amount: 72_140_000n,
+        tx_hash: "0xc",
+        log_index: 0
+      })
+      assert.deepStrictEqual(onArc, { tx_hash: "0xc", matched: { object: "conversion", id: arc.id }, applied: true })
+      assert.strictEqual((yield* Conversions.getConversion(live, arc.id)).status, "paid")
+      // base58 is case-sensitive: another case is another address, nothing is credited
+      const trc = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const swapped = [...trc.pay_address]
+        .map((ch) => (ch === ch.toUpperCase() ? ch.toLowerCase() : ch.toUpperCase()))
+        .join("")
+      const onTron = yield* Transfers.applyChainTransfer(transfer(swapped, 73_640_000n, "0xd"))
+      assert.deepStrictEqual(onTron, { tx_hash: "0xd", matched: null, applied: false })
+      assert.strictEqual((yield* Conversions.getConversion(live, trc.id)).status, "pending")
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("test keys are refused; another business's conversion is not found", () =>
     Effect.gen(function* () {
       const a = yield* business()

@@ -38,7 +38,14 @@ export const freshRate: Effect.Effect<Decimal.Decimal, DomainError, Rates> = Eff
   return quote.rate
 })
 
-export const addressKey = (network: string, coin: string, address: string) => `addr:${network}:${coin}:${address}`
+/**
+ * The unique key of a deposit address. ARC addresses are EVM hex: their letter
+ * case carries only an EIP-55 checksum, so a watcher reporting `0xAbC…` means
+ * the address issued as `0xabc…`; they are keyed in lowercase. TRC20 (base58)
+ * addresses are case-sensitive and kept as they are.
+ */
+export const addressKey = (network: string, coin: string, address: string) =>
+  `addr:${network}:${coin}:${network === "ARC" ? address.toLowerCase() : address}`
 
 const reference_attempts_max = 5
 
