@@ -513,6 +513,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         const decoded = decodeRequest(body as Schema.Codec<unknown>, parsed.success)
         if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
         input = decoded.success
+      } else if (text !== "") {
+        // an action without a body (send, pay, cancel…) ignores a JSON body, but a malformed one is refused
+        const parsed = Json.parseJson(text)
+        if (Result.isFailure(parsed)) return Effect.fail(parsed.failure)
       } else if (query !== undefined) {
         const decoded = decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.req.url()))
         if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)

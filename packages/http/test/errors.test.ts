@@ -236,6 +236,37 @@ describe("routing and bodies", () => {
     )
   })
 
+  it("refuses malformed JSON on an operation that takes no body, and nothing changes", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const json = { "content-type": "application/json" }
+    const draft = await s.call("POST", "/v1/invoices/draft", { key, body: { data: { amount: 1, customer: "c" } } })
+    const sent = await s.call("POST", "/v1/invoices", { key, body: { data: { amount: 1, customer: "c" } } })
+    const pi = await s.call("POST", "/v1/payments", { key, body: { data: { amount: 100 } } })
+    const actions: Array<[string, string]> = [
+      [`/v1/invoices/${draft.body.id}/send`, `/v1/invoices/${draft.body.id}`],
+      [`/v1/invoices/${sent.body.id}/pay`, `/v1/invoices/${sent.body.id}`],
+      [`/v1/invoices/${sent.body.id}/send-reminder`, `/v1/invoices/${sent.body.id}`],
+      [`/v1/test_helpers/invoices/${sent.body.id}/customer_pay`, `/v1/invoices/${sent.body.id}`],
+      [`/v1/payments/${pi.body.payment_intent_id}/cancel`, `/v1/payments/${pi.body.payment_intent_id}`],
+      [`/v1/test_helpers/payments/${pi.body.payment_intent_id}/succeed`, `/v1/payments/${pi.body.payment_intent_id}`],
+      [`/v1/test_helpers/payments/${pi.body.payment_intent_id}/fail`, `/v1/payments/${pi.body.payment_intent_id}`]
+    ]
+    for (const [action, read] of actions) {
+      const before = (await s.call("GET", read, { key })).body
+      for (const raw of ['{"data":', "{bad", "xx", '{"a":1} trailing']) {
+        const refused = await s.call("POST", action, { key, raw, headers: json })
+        expectError(refused, 400, "validation_error")
+        expect(refused.body.error.message, `${action} ${raw}`).toMatch(/JSON/)
+      }
+      expect((await s.call("GET", read, { key })).body, action).toStrictEqual(before)
+    }
+    // well-formed JSON is still accepted and ignored
+    expect(
+      (await s.call("POST", `/v1/invoices/${sent.body.id}/pay`, { key, raw: '{"note":1}', headers: json })).status
+    ).toBe(200)
+  })
+
   it("refuses a body over the limit, read with a cap whatever Content-Length says", async () => {
     s = setup({ bodyLimitBytes: 1024 })
     const { secret_key_test: key } = await s.business()
