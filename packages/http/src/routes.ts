@@ -535,7 +535,10 @@ export const routes: ReadonlyArray<Route> = [
     summary: "The processor reports a successful payment",
     response: Resources.PaymentIntent,
     status: 200,
-    handle: ({ caller, params }) => PaymentIntents.reportPaymentOutcome(caller, id(params), "succeeded")
+    handle: ({ caller, params }) =>
+      Effect.flatMap(Businesses.helperCaller(caller, "payment_intent", id(params)), (as) =>
+        PaymentIntents.reportPaymentOutcome(as, id(params), "succeeded")
+      )
   }),
   route({
     operationId: "sandboxFailPayment",
@@ -547,7 +550,10 @@ export const routes: ReadonlyArray<Route> = [
     summary: "The processor reports a failed payment",
     response: Resources.PaymentIntent,
     status: 200,
-    handle: ({ caller, params }) => PaymentIntents.reportPaymentOutcome(caller, id(params), "failed")
+    handle: ({ caller, params }) =>
+      Effect.flatMap(Businesses.helperCaller(caller, "payment_intent", id(params)), (as) =>
+        PaymentIntents.reportPaymentOutcome(as, id(params), "failed")
+      )
   }),
   route({
     operationId: "sandboxCustomerPaysInvoice",
@@ -559,7 +565,10 @@ export const routes: ReadonlyArray<Route> = [
     summary: "The customer pays an invoice through its link",
     response: Resources.Invoice,
     status: 200,
-    handle: ({ caller, params }) => Invoices.customerPaysInvoice(caller, id(params))
+    handle: ({ caller, params }) =>
+      Effect.flatMap(Businesses.helperCaller(caller, "invoice", id(params)), (as) =>
+        Invoices.customerPaysInvoice(as, id(params))
+      )
   }),
   route({
     operationId: "sandboxFailNextPayouts",

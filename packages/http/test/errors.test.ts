@@ -107,19 +107,29 @@ describe("tenant and mode isolation", () => {
       for (const [method, path] of [
         ["GET", `/v1/payments/${piId}`],
         ["POST", `/v1/payments/${piId}/cancel`],
-        ["POST", `/v1/test_helpers/payments/${piId}/succeed`],
         ["GET", `/v1/payment-links/${link.body.id}`],
         ["GET", `/v1/invoices/${invId}`],
         ["PUT", `/v1/invoices/${invId}`],
         ["POST", `/v1/invoices/${invId}/pay`],
-        ["POST", `/v1/invoices/${invId}/send-reminder`],
-        ["POST", `/v1/test_helpers/invoices/${invId}/customer_pay`]
+        ["POST", `/v1/invoices/${invId}/send-reminder`]
       ] as const) {
         const res = await s.call(method, path, { key, ...(method === "PUT" ? { body: { data: { notes: "x" } } } : {}) })
         expectError(res, 404, "not_found")
       }
       const list = await s.call("GET", "/v1/payments", { key })
       expect(list.body.meta.total).toBe(0)
+    }
+    // test helpers take any key of the business (decisions §9), so only another business's keys are refused
+    for (const key of [b.secret_key_test, b.secret_key_live]) {
+      for (const path of [
+        `/v1/test_helpers/payments/${piId}/succeed`,
+        `/v1/test_helpers/payments/${piId}/fail`,
+        `/v1/test_helpers/invoices/${invId}/customer_pay`,
+        `/v1/test_helpers/minting/intents/${pr.body.id}/pay`
+      ]) {
+        const body = path.endsWith("/pay") ? { amount: 1, currency: "USDC", network: "ARC" } : undefined
+        expectError(await s.call("POST", path, { key, body }), 404, "not_found")
+      }
     }
     expectError(await s.call("GET", `/v1/minting/ramps/${conv.body.id}`, { key: b.secret_key_live }), 404, "not_found")
     expectError(await s.call("GET", `/v1/minting/intents/${pr.body.id}`, { key: b.secret_key_live }), 404, "not_found")

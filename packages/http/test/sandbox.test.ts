@@ -265,4 +265,31 @@ describe("test helpers", () => {
     expect((await s.call("GET", "/v1/balance", { key: test })).body.available).toBe(300)
     await vi.waitFor(async () => expect(await eventsTo(s, hook)).toContain("paymentrequest.success"))
   })
+
+  it("a test helper takes either key of the business and acts in the mode of the object it names", async () => {
+    const s = track(setup())
+    const { secret_key_test: test, secret_key_live: live } = await s.business()
+    const liveBefore = (await s.call("GET", "/v1/balance", { key: live })).body.available
+    // a test-mode invoice paid through the helper with the live key: the test balance moves, not the live one
+    const inv = await s.call("POST", "/v1/invoices", { key: test, body: { data: { amount: 250, customer: "c" } } })
+    const paid = await s.call("POST", `/v1/test_helpers/invoices/${inv.body.id}/customer_pay`, { key: live })
+    expect(paid.status).toBe(200)
+    expect(paid.body).toMatchObject({ id: inv.body.id, status: "paid" })
+    expect((await s.call("GET", "/v1/balance", { key: test })).body.available).toBe(250)
+    expect((await s.call("GET", "/v1/balance", { key: live })).body.available).toBe(liveBefore)
+    // a live-mode payment intent settled with the test key; another with a test key fails
+    const pi = await s.call("POST", "/v1/payments", { key: live, body: { data: { amount: 100 } } })
+    const ok = await s.call("POST", `/v1/test_helpers/payments/${pi.body.payment_intent_id}/succeed`, { key: test })
+    expect(ok.status).toBe(200)
+    expect(ok.body.status).toBe("successful")
+    expect((await s.call("GET", `/v1/payments/${pi.body.payment_intent_id}`, { key: live })).body.status).toBe(
+      "successful"
+    )
+    const other = await s.call("POST", "/v1/payments", { key: live, body: { data: { amount: 100 } } })
+    const failed = await s.call("POST", `/v1/test_helpers/payments/${other.body.payment_intent_id}/fail`, { key: test })
+    expect(failed.body.status).toBe("failed")
+    expect((await s.call("GET", "/v1/balance", { key: test })).body.available).toBe(250)
+    // the API itself still keeps the modes apart
+    expectError(await s.call("GET", `/v1/invoices/${inv.body.id}`, { key: live }), 404, "not_found")
+  })
 })

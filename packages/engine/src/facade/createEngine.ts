@@ -190,7 +190,8 @@ export const createEngine = (options: EngineOptions) => {
     sendInvoice: (caller: Caller, id: string) => run(Invoices.sendInvoice(caller, id)),
     remindInvoice: (caller: Caller, id: string) => run(Invoices.remindInvoice(caller, id)),
     /** Sandbox: the customer pays an invoice through its link. */
-    sandboxCustomerPaysInvoice: (caller: Caller, id: string) => run(Invoices.customerPaysInvoice(caller, id)),
+    sandboxCustomerPaysInvoice: (caller: Caller, id: string) =>
+      run(Effect.flatMap(Businesses.helperCaller(caller, "invoice", id), (as) => Invoices.customerPaysInvoice(as, id))),
     /** Sandbox: a payer pays a payment request through its hosted page. */
     sandboxPayPaymentRequest: (caller: Caller, id: string, body: unknown) =>
       run(

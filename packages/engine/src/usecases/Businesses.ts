@@ -121,3 +121,22 @@ export const authenticate = (key: string | undefined): Effect.Effect<Caller, Dom
 /** The business record (webhook URL and secret) of a scope. */
 export const getBusiness = (business_id: string) =>
   unitOfWork((tx) => Effect.map(tx.get("business", business_id), (d) => d?.data as Business | undefined))
+
+/**
+ * The caller a sandbox test helper acts as on the business's object `id` of
+ * `kind`. Test helpers take any key of the business (decisions §9), so a test
+ * key may drive a live object and the other way round: when the business owns
+ * the object in the other mode, the caller is switched to that mode. Otherwise
+ * the caller is returned as given, so an unknown or another business's object
+ * stays `not_found`. Only for the test helpers: API operations keep modes apart.
+ */
+export const helperCaller = (caller: Caller, kind: "payment_intent" | "invoice", id: string) =>
+  unitOfWork((tx) =>
+    Effect.map(
+      tx.get(kind, id),
+      (doc): Caller =>
+        doc !== undefined && doc.business_id === caller.business_id && doc.mode !== caller.mode
+          ? { ...caller, mode: doc.mode }
+          : caller
+    )
+  )
