@@ -320,9 +320,10 @@ const BEARER = /^Bearer +(\S+) *$/i
 /**
  * Decisions §8: a live-mode `callback_url` must be https (the sandbox also
  * allows plain http to loopback) and must not point at a private, loopback or
- * link-local address. What can be judged without DNS (scheme, IP literals) is
- * refused here with `validation_error`; host names are vetted again at every
- * delivery, since where a name resolves can change.
+ * link-local address. What can be judged without DNS (scheme, IP literals,
+ * `localhost` and private-use names) is refused here with `validation_error`;
+ * host names are vetted again at every delivery, since where a name resolves
+ * can change.
  */
 const liveCallbackRule = (input: unknown, sandbox: boolean): Result.Result<void, DomainError> => {
   const fields = input !== null && typeof input === "object" ? (input as Record<string, unknown>) : {}
@@ -331,12 +332,11 @@ const liveCallbackRule = (input: unknown, sandbox: boolean): Result.Result<void,
   if (typeof url !== "string") return Result.succeed(undefined)
   const verdict = AddressGuard.checkUrl(url, { mode: "live", allowLoopbackHttp: sandbox })
   // plain http (sandbox only) must name loopback itself: an IP literal (vetted above) or localhost
-  const loopbackName = (host: string) => host === "localhost" || host.endsWith(".localhost")
   const refusal = !verdict.ok
     ? verdict.refusal
     : verdict.url.protocol === "http:" &&
         isIP(verdict.url.hostname.replace(/^\[|\]$/g, "")) === 0 &&
-        !loopbackName(verdict.url.hostname)
+        AddressGuard.specialUseName(verdict.url.hostname) !== "loopback"
       ? "refused: plain http is allowed to loopback only"
       : undefined
   return refusal === undefined

@@ -1,3 +1,5 @@
+import { MemoryStore, Store } from "@xaalis/engine"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { expectError, setup } from "./helpers.ts"
 
@@ -16,6 +18,7 @@ describe("live-mode callback_url rule at creation", () => {
     "https://10.0.0.7/hook",
     "https://192.168.1.20/hook",
     "https://169.254.169.254/latest",
+    "https://billing.corp.internal/hook",
     "ftp://merchant.example/hook"
   ])("refuses %s with validation_error on every live create, storing nothing", async (url) => {
     const s = setup({ sandbox: true })
@@ -46,6 +49,27 @@ describe("live-mode callback_url rule at creation", () => {
       }
     }
     await s.api.dispose()
+  })
+
+  it("with the sandbox off, refuses https to localhost names too (they always resolve to loopback)", async () => {
+    const store = Layer.succeed(Store, Effect.runSync(MemoryStore.makeMemoryStore))
+    const sandboxed = setup({ sandbox: true, store })
+    const biz = await sandboxed.business()
+    const s = setup({ sandbox: false, store })
+    for (const url of ["https://localhost/hook", "https://LocalHost./hook", "https://127.0.0.1/hook"]) {
+      for (const [method, path, body] of creates(url)) {
+        const res = await s.call(method, path, { key: biz.secret_key_live, body })
+        expectError(res, 400, "validation_error")
+        expect(res.body.error.message).toContain("loopback")
+      }
+    }
+    const accepted = await s.call("POST", "/v1/payments", {
+      key: biz.secret_key_live,
+      body: { data: { amount: 100, callback_url: "https://merchant.example/hook" } }
+    })
+    expect(accepted.status).toBe(201)
+    await s.api.dispose()
+    await sandboxed.api.dispose()
   })
 
   it("leaves test-mode creates alone (the rule is for live mode; deliveries are vetted anyway)", async () => {

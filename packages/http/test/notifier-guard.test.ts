@@ -170,6 +170,23 @@ describe("AddressGuard.checkUrl", () => {
     expect(checkUrl("https://8.8.8.8/", live)).toMatchObject({ ok: true })
   })
 
+  it("knows localhost and private-use names without DNS, whatever their case or trailing dot", () => {
+    for (const url of ["https://localhost/x", "https://LOCALHOST./x", "https://api.localhost:8443/x"]) {
+      expect(checkUrl(url, live), url).toEqual({ ok: false, refusal: "refused: resolves to a loopback address" })
+      expect(checkUrl(url, sandbox), url).toMatchObject({ ok: true, loopback: "allow" })
+    }
+    expect(checkUrl("http://localhost:4000/x", sandbox)).toMatchObject({ ok: true, loopback: "require" })
+    for (const url of ["https://printer.local/x", "https://router.home.arpa/", "https://billing.corp.internal./x"]) {
+      for (const rules of [live, sandbox]) {
+        expect(checkUrl(url, rules), url).toEqual({ ok: false, refusal: "refused: names a host of a private network" })
+      }
+    }
+    // only whole labels count
+    for (const url of ["https://notlocalhost.example/", "https://local.example/", "https://internal.example/"]) {
+      expect(checkUrl(url, live), url).toMatchObject({ ok: true })
+    }
+  })
+
   it("refuses what is not an http(s) URL", () => {
     expect(checkUrl("hooks.example/x", live)).toEqual({ ok: false, refusal: "refused: invalid URL" })
     expect(checkUrl("file:///etc/passwd", sandbox)).toEqual({ ok: false, refusal: "refused: unsupported URL scheme" })

@@ -179,9 +179,23 @@ export type UrlVerdict =
   | { readonly ok: false; readonly refusal: string }
 
 /**
- * The part of the guard that needs no DNS: scheme, and the address when the host
+ * Host names whose answer is known without asking DNS: `localhost` and
+ * `*.localhost` always mean loopback (RFC 6761 §6.3), and the private-use
+ * names `*.local` (RFC 6762), `home.arpa` (RFC 8375) and `*.internal` (ICANN,
+ * 2024) only ever name hosts of a private network. A trailing dot changes nothing.
+ */
+export const specialUseName = (host: string): "loopback" | "private" | undefined => {
+  const name = host.toLowerCase().replace(/\.$/, "")
+  if (name === "localhost" || name.endsWith(".localhost")) return "loopback"
+  const privateUse = ["local", "home.arpa", "internal"]
+  return privateUse.some((suffix) => name === suffix || name.endsWith(`.${suffix}`)) ? "private" : undefined
+}
+
+/**
+ * The part of the guard that needs no DNS: scheme, the address when the host
  * is an IP literal (Node connects to IP literals without a lookup, so they are
- * vetted here). Host names are vetted when they are resolved (`pinnedLookup`).
+ * vetted here), and the special-use names (`specialUseName`). Other host names
+ * are vetted when they are resolved (`pinnedLookup`).
  */
 export const checkUrl = (raw: string, rules: GuardRules): UrlVerdict => {
   if (!URL.canParse(raw)) return { ok: false, refusal: "refused: invalid URL" }
@@ -196,6 +210,15 @@ export const checkUrl = (raw: string, rules: GuardRules): UrlVerdict => {
   if (host === "") return { ok: false, refusal: "refused: invalid URL" }
   if (isIP(host) !== 0) {
     const refusal = vetAddress(host, loopback)
+    if (refusal !== undefined) return { ok: false, refusal }
+  } else {
+    const special = specialUseName(host)
+    const refusal =
+      special === "loopback"
+        ? vetAddress("127.0.0.1", loopback)
+        : special === "private"
+          ? "refused: names a host of a private network"
+          : undefined
     if (refusal !== undefined) return { ok: false, refusal }
   }
   return { ok: true, url, loopback }
