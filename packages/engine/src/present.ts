@@ -61,13 +61,34 @@ export const conversion = (c: Conversion.Conversion, options: { readonly timelin
   ...(options.timeline ? { events: c.timeline.map(timelineEntry) as unknown as ConversionWire["events"] & {} } : {})
 })
 
+/**
+ * A payment request's `metadata` (decisions §4): the caller's object plus the
+ * service's keys, `usd_amount` and those `charge.succeeded` carries, the same
+ * on the object and in its events; a caller key of the same name is overwritten.
+ * `payment_history` is empty until the first payment.
+ */
+const requestMetadata = (r: PaymentRequest.PaymentRequest) => ({
+  ...r.metadata,
+  quote_id: r.id,
+  usd_amount: usd(r.usd_amount),
+  gmd_rate: rate(r.gmd_rate),
+  fee: usd(r.fee),
+  fee_currency: "USD" as const,
+  fee_bearer: "business" as const,
+  payment_history: r.payments.map((p) => ({
+    amount_paid_usd: chain(p.amount_paid_usd),
+    amount_paid_gmd: gmd(p.amount_paid_gmd),
+    timestamp: iso(p.at)
+  }))
+})
+
 /** The Stablecoin payment request object of the spec. */
 export const paymentRequest = (r: PaymentRequest.PaymentRequest, owner: Owner) => ({
   id: r.id,
   status: r.status,
   amount: chain(r.amount),
   currency: "USD" as const,
-  metadata: { ...r.metadata, usd_amount: usd(r.usd_amount) },
+  metadata: requestMetadata(r),
   business_id: owner.business_id,
   account_id: owner.account_id,
   createdAt: iso(r.created_at),
@@ -96,20 +117,7 @@ export const chargeSucceeded = (
   account_id: owner.account_id,
   business_id: owner.business_id,
   test_mode: owner.test_mode,
-  metadata: {
-    ...r.metadata,
-    quote_id: r.id,
-    usd_amount: usd(r.usd_amount),
-    gmd_rate: rate(r.gmd_rate),
-    fee: usd(r.fee),
-    fee_currency: "USD" as const,
-    fee_bearer: "business" as const,
-    payment_history: r.payments.map((p) => ({
-      amount_paid_usd: chain(p.amount_paid_usd),
-      amount_paid_gmd: gmd(p.amount_paid_gmd),
-      timestamp: iso(p.at)
-    }))
-  },
+  metadata: requestMetadata(r),
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at)
 })

@@ -17,7 +17,17 @@ describe("stablecoin payment requests through the engine", () => {
         })
         assert.strictEqual(pr.status, "pending")
         assert.strictEqual(pr.amount, 0)
-        assert.deepStrictEqual(pr.metadata as unknown, { order: "A-1", usd_amount: 10 })
+        // decisions §4: the caller's keys plus the service's, a caller key of the same name overwritten
+        assert.deepStrictEqual(pr.metadata as unknown, {
+          order: "A-1",
+          quote_id: pr.id,
+          usd_amount: 10,
+          gmd_rate: 70,
+          fee: 0.1,
+          fee_currency: "USD",
+          fee_bearer: "business",
+          payment_history: []
+        })
         const store = yield* Store
         const addr = yield* store.transact((tx) => tx.get("payment_request", pr.id))
         assert.isDefined(addr)
@@ -46,6 +56,8 @@ describe("stablecoin payment requests through the engine", () => {
         assert.strictEqual(last.payload.amount, 10)
         assert.strictEqual(last.payload.metadata.payment_history.length, 2)
         assert.deepStrictEqual(last.payload.metadata.payment_history[1].amount_paid_gmd, 420)
+        // the object's metadata is the one its events carry
+        assert.deepStrictEqual(done.metadata as unknown, last.payload.metadata)
         // 10.00 received, 0.10 fee taken at completion
         assert.strictEqual((yield* Balance.getBalance(live)).balances[1]?.available, 9.9)
         assert.deepStrictEqual(unbalanced(yield* store.ledger), [])

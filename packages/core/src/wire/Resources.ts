@@ -52,6 +52,49 @@ export const PaymentIntent = Schema.Struct({
 
 // ---------------------------------------------------------------- stablecoin payment request
 
+/** The service's keys of a payment request's `metadata` besides `usd_amount` (decisions §4, spec Events rule 3). */
+const chargeKeys = {
+  quote_id: Text("Payment request ID"),
+  gmd_rate: Amount("GMD per USD, locked at creation"),
+  fee: Amount("Fee in USD"),
+  fee_currency: Schema.Literal("USD"),
+  fee_bearer: Schema.Literal("business"),
+  payment_history: Schema.Array(
+    Schema.Struct({
+      amount_paid_usd: Amount("USD paid"),
+      amount_paid_gmd: Amount("half_up_butut(amount_paid_usd * gmd_rate)"),
+      timestamp: DateTime("When it was received")
+    })
+  ).annotate({ description: "One entry per payment received; empty until the first" })
+}
+const usdAmount = Amount("The requested amount in USD")
+const callerKeys = [Schema.Record(Schema.String, Schema.Unknown)] as const
+const metadataNote =
+  "The caller's metadata untouched, plus the service's keys (usd_amount and the charge.succeeded keys); a caller key of the same name is overwritten"
+
+/**
+ * A payment request's `metadata` on the object. xaalis always serves every
+ * service key; only `usd_amount` is required here, as the spec's object shows it.
+ */
+const RequestMetadata = Schema.StructWithRest(
+  Schema.Struct({
+    usd_amount: usdAmount,
+    quote_id: Schema.optionalKey(chargeKeys.quote_id),
+    gmd_rate: Schema.optionalKey(chargeKeys.gmd_rate),
+    fee: Schema.optionalKey(chargeKeys.fee),
+    fee_currency: Schema.optionalKey(chargeKeys.fee_currency),
+    fee_bearer: Schema.optionalKey(chargeKeys.fee_bearer),
+    payment_history: Schema.optionalKey(chargeKeys.payment_history)
+  }),
+  callerKeys
+).annotate({ description: metadataNote })
+
+/** The same `metadata` in `charge.succeeded`, where the spec lists every service key. */
+const ChargeMetadata = Schema.StructWithRest(
+  Schema.Struct({ usd_amount: usdAmount, ...chargeKeys }),
+  callerKeys
+).annotate({ description: metadataNote })
+
 /** Response of POST /v1/minting/intents and GET /v1/minting/intents/{id}. */
 export const PaymentRequest = Schema.Struct({
   id: Uuid("Payment request ID"),
@@ -60,9 +103,7 @@ export const PaymentRequest = Schema.Struct({
     "Total paid so far in USD (up to 6 decimal places), accumulating across transfers; not the amount asked for"
   ),
   currency: Schema.Literal("USD"),
-  metadata: Schema.StructWithRest(Schema.Struct({ usd_amount: Amount("The requested amount in USD") }), [
-    Schema.Record(Schema.String, Schema.Unknown)
-  ]).annotate({ description: "The caller's metadata untouched, plus usd_amount added by the service" }),
+  metadata: RequestMetadata,
   business_id: Uuid("Business ID"),
   account_id: Uuid("Account ID"),
   createdAt: DateTime("Creation time"),
@@ -287,24 +328,7 @@ export const ChargeSucceededPayload = Schema.Struct({
   account_id: Uuid("Account ID"),
   business_id: Uuid("Business ID"),
   test_mode: Schema.Boolean,
-  metadata: Schema.StructWithRest(
-    Schema.Struct({
-      quote_id: Text("Payment request ID"),
-      usd_amount: Amount("Requested USD amount"),
-      gmd_rate: Amount("GMD per USD, locked at creation"),
-      fee: Amount("Fee in USD"),
-      fee_currency: Schema.Literal("USD"),
-      fee_bearer: Schema.Literal("business"),
-      payment_history: Schema.Array(
-        Schema.Struct({
-          amount_paid_usd: Amount("USD paid"),
-          amount_paid_gmd: Amount("half_up_butut(amount_paid_usd * gmd_rate)"),
-          timestamp: DateTime("When it was received")
-        })
-      )
-    }),
-    [Schema.Record(Schema.String, Schema.Unknown)]
-  ),
+  metadata: ChargeMetadata,
   createdAt: DateTime("Creation time"),
   updatedAt: DateTime("Last change")
 }).annotate({

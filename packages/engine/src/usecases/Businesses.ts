@@ -135,7 +135,7 @@ export const helperCaller = (caller: Caller, kind: "payment_intent" | "invoice",
     Effect.map(
       tx.get(kind, id),
       (doc): Caller =>
-        doc !== undefined && doc.business_id === caller.business_id && doc.mode !== caller.mode
+        doc !== undefined && doc.business_id === caller.business_id && doc.mode !== null && doc.mode !== caller.mode
           ? { ...caller, mode: doc.mode }
           : caller
     )
