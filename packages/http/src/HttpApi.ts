@@ -491,6 +491,17 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         }
         dry_run = value === "true"
       }
+    } else if (r.method !== "GET") {
+      // a dry run asked of an operation that has none must not take effect
+      const raw = req.header("x-no-effect")
+      if (raw !== null && raw.trim().toLowerCase() !== "false") {
+        return errorResponse(
+          Errors.validation(
+            `X-No-Effect: true (a dry run) is offered on POST /v1/payments only; ${r.method} ${r.path} would take effect. Send the request without it.`,
+            "X-No-Effect"
+          )
+        )
+      }
     }
     let text = ""
     if (r.method !== "GET") {

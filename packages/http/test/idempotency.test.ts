@@ -199,4 +199,33 @@ describe("X-No-Effect", () => {
       "validation_error"
     )
   })
+
+  it("is refused, changing nothing, on an operation that has no dry run; false is ignored there", async () => {
+    const s = setup()
+    const { secret_key_test: key } = await s.business()
+    const pi = await s.call("POST", "/v1/payments", { key, body: { data: { amount: 100 } } })
+    const id = pi.body.payment_intent_id
+    for (const value of ["true", "TRUE", "yes"]) {
+      const cancel = await s.call("POST", `/v1/payments/${id}/cancel`, { key, headers: { "x-no-effect": value } })
+      expectError(cancel, 400, "validation_error")
+      expect(cancel.body.error.message).toContain("X-No-Effect")
+      const link = await s.call("POST", "/v1/payment-links", {
+        key,
+        body: { data: { amount: 9 } },
+        headers: { "x-no-effect": value }
+      })
+      expectError(link, 400, "validation_error")
+    }
+    expect((await s.call("GET", `/v1/payments/${id}`, { key })).body.status).toBe("requires_payment_method")
+    expect((await s.call("GET", "/v1/payment-links", { key })).body.meta.total).toBe(0)
+    // false asks for the real thing, and reads have no effect to avoid
+    const real = await s.call("POST", "/v1/payment-links", {
+      key,
+      body: { data: { amount: 9 } },
+      headers: { "x-no-effect": "false" }
+    })
+    expect(real.status).toBe(201)
+    expect((await s.call("GET", "/v1/payment-links", { key, headers: { "x-no-effect": "true" } })).status).toBe(200)
+    await s.api.dispose()
+  })
 })
