@@ -112,6 +112,12 @@ describe("POST /v1/payments", () => {
     )
     expect(err(S, data({ amount: 1, callback_url: "not a url" })).param).toBe("data.callback_url")
     expect(err(S, data({ amount: 1, account_number: "12ab" })).param).toBe("data.account_number")
+    // one rule at the edge and in the domain: exactly 7 digits, no +220 form
+    for (const bad of ["12345", "+2207012345", "2207012345", "701234a"]) {
+      const e = err(S, data({ amount: 1, account_number: bad }))
+      expect(e.param, bad).toBe("data.account_number")
+      expect(e.message, bad).toContain("exactly 7 digits")
+    }
     expect(err(S, data({ amount: 20_000_000, currency: "USD" }))).toEqual({
       message: "data.amount must be at most 10000000 for USD.",
       param: "data.amount"

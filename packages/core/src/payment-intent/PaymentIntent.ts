@@ -206,7 +206,10 @@ const inputProblem = (input: CreatePaymentIntent): Errors.DomainError | undefine
     return Errors.validation("network must be wave, afrimoney or qmoney.", "network")
   }
   if (input.account_number !== undefined && !ACCOUNT_NUMBER.test(input.account_number)) {
-    return Errors.validation("account_number must be exactly 7 digits.", "account_number")
+    return Errors.validation(
+      "account_number must be exactly 7 digits (the wallet number, without +220).",
+      "account_number"
+    )
   }
   const m = input.metadata
   if (m !== undefined && (typeof m !== "object" || m === null || Array.isArray(m))) {

@@ -69,7 +69,8 @@ export const PaymentNetwork = Schema.Literals(["wave", "afrimoney", "qmoney"]).a
   description: "Mobile money network"
 })
 
-const ACCOUNT_NUMBER = /^\+?\d{7,15}$/
+/** A Gambian mobile-money wallet number: 7 digits, as for a conversion's payout_method (decisions §2). */
+const ACCOUNT_NUMBER = /^\d{7}$/
 
 /** Body `data` of POST /v1/payments. */
 export const CreatePaymentIntent = Schema.Struct({
@@ -82,7 +83,7 @@ export const CreatePaymentIntent = Schema.Struct({
   account_number: optional(
     Text({ max: L.account_number_length_max, description: "Payer's mobile money number" }).check(
       Schema.makeFilter<string>((s) =>
-        ACCOUNT_NUMBER.test(s) ? undefined : "must be 7 to 15 digits, optionally after +"
+        ACCOUNT_NUMBER.test(s) ? undefined : "must be exactly 7 digits (the wallet number, without +220)"
       )
     )
   ),
