@@ -344,6 +344,27 @@ describe("invoices", () => {
     })
   })
 
+  it("takes customer as any non-empty string of up to 255 characters (code points), NUL aside", () => {
+    for (const customer of [" ", "a\nb", "\t", "x".repeat(255), "😀".repeat(255), "é".repeat(255)]) {
+      expect(ok(S, data({ amount: 1, customer })).data.customer).toBe(customer)
+    }
+    for (const [customer, message] of [
+      ["", "must not be empty"],
+      ["x".repeat(256), "at most 255 characters"],
+      ["😀".repeat(256), "at most 255 characters"],
+      ["a\u0000b", "NUL"],
+      ["\ud800", "valid Unicode"]
+    ] as const) {
+      const e = err(S, data({ amount: 1, customer }))
+      expect(e.param, customer).toBe("data.customer")
+      expect(e.message, customer).toContain(message)
+    }
+    // other text fields keep their rules, with lengths in characters too
+    expect(ok(S, data({ amount: 1, customer: "c", customer_name: "😀".repeat(100) })).data.customer_name).toBeDefined()
+    expect(err(S, data({ amount: 1, customer: "c", customer_name: " " })).message).toContain("blank")
+    expect(err(S, data({ amount: 1, customer: "c", customer_name: "a\nb" })).message).toContain("control")
+  })
+
   it("accepts a full body; total_price and server-owned fields are dropped", () => {
     const d = ok(S, data(fullInvoice)).data
     expect(d).toEqual({

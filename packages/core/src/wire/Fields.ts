@@ -19,7 +19,7 @@ import {
  * - an optional field may be absent or `null`; both mean "not given";
  * - strings are kept as sent (no trimming), but must be valid Unicode, must not
  *   contain NUL or other control characters (line breaks only in free text),
- *   and have a maximum length counted in UTF-16 code units.
+ *   and have a maximum length counted in characters (code points).
  */
 
 // ---------------------------------------------------------------- optional fields
@@ -63,7 +63,7 @@ const hasControl = (s: string, multiline: boolean): boolean => {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 export interface TextOptions {
-  /** Maximum length in UTF-16 code units. */
+  /** Maximum length in characters (Unicode code points, as JSON Schema's `maxLength` counts). */
   readonly max: number
   /** Minimum length (default 1: empty strings are refused). */
   readonly min?: number
@@ -71,30 +71,63 @@ export interface TextOptions {
   readonly multiline?: boolean
   /** Whitespace-only values allowed. Default false. */
   readonly blank?: boolean
+  /**
+   * An opaque identifier of the caller's (decisions §6 `customer`: "any
+   * non-empty string"): blank values and control characters allowed, except
+   * NUL, which no store can keep in text. Default false.
+   */
+  readonly opaque?: boolean
   readonly description?: string
   /** JSON Schema `format` (documentation only). */
   readonly format?: string
 }
 
+/** Code points of `s`, counting at most to `limit + 1`. */
+const codePoints = (s: string, limit: number): number => {
+  let n = 0
+  for (let i = 0; i < s.length && n <= limit; i++, n++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) i++
+    }
+  }
+  return n
+}
+
+/** At most `max` characters (code points); JSON Schema `maxLength`, which counts the same way. */
+const maxCharacters = (max: number) =>
+  Schema.makeFilter<string>(
+    (s) => (s.length <= max || codePoints(s, max) <= max ? undefined : `must be at most ${max} characters`),
+    { toJsonSchema: () => ({ maxLength: max }) }
+  )
+
 /** A bounded string (see the module conventions). */
 export const Text = (options: TextOptions) => {
   const min = options.min ?? 1
   const multiline = options.multiline === true
+  const opaque = options.opaque === true
   const annotations: Schema.Annotations.Bottom<string, readonly []> = {
     ...(options.description !== undefined ? { description: options.description } : {}),
     ...(options.format !== undefined ? { format: options.format } : {})
   }
   return Schema.String.annotate(annotations).check(
     Schema.isMinLength(min, { message: min === 1 ? "must not be empty" : `must be at least ${min} characters` }),
-    Schema.isMaxLength(options.max, { message: `must be at most ${options.max} characters` }),
+    maxCharacters(options.max),
     Schema.makeFilter<string>((s) =>
-      options.blank !== true && min > 0 && s.trim().length === 0
-        ? "must not be blank"
-        : hasControl(s, multiline)
-          ? "must not contain control characters"
+      opaque
+        ? s.includes("\u0000")
+          ? "must not contain NUL characters"
           : LONE_SURROGATE.test(s)
             ? "must be valid Unicode text"
             : undefined
+        : options.blank !== true && min > 0 && s.trim().length === 0
+          ? "must not be blank"
+          : hasControl(s, multiline)
+            ? "must not contain control characters"
+            : LONE_SURROGATE.test(s)
+              ? "must be valid Unicode text"
+              : undefined
     )
   )
 }

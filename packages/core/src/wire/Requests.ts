@@ -223,7 +223,9 @@ const InvoiceNumber = Schema.Union([
 
 const invoiceFields = {
   amount: optional(FiatAmountOrZero("Payable amount when there are no line items")),
-  customer: optional(Text({ max: L.customer_length_max, description: "Your customer ID" })),
+  customer: optional(
+    Text({ max: L.customer_length_max, opaque: true, description: "Your customer ID: any non-empty string" })
+  ),
   customer_email: optional(Email),
   customer_name: optional(Name("Customer name")),
   customer_phone: optional(Phone),
