@@ -93,6 +93,13 @@ describe("Promise facade: every resource", () => {
       const paid = await engine.sandboxPayPaymentRequest(live, pr.id, { amount: 10, currency: "USDC", network: "arc" })
       expect(paid).toMatchObject({ matched: { object: "payment_request", id: pr.id }, applied: true })
       expect((await engine.getPaymentRequest(live, pr.id)).status).toBe("completed")
+      const page = await engine.hostedPage("payment_request", pr.id)
+      expect(page).toMatchObject({ kind: "payment_request", status: "completed", test_mode: false })
+      expect(page.amount).toEqual({ value: "10.00", currency: "USD" })
+      expect(page.addresses.map((a) => `${a.network}/${a.coin}`)).toEqual(["TRC20/USDT", "TRC20/USDC", "ARC/USDC"])
+      expect(((await engine.hostedPage("invoice", pr.id).catch((e: unknown) => e)) as DomainError).code).toBe(
+        "not_found"
+      )
       expect((await engine.listPaymentRequests(live)).meta.total).toBe(1)
 
       const due = await engine.runDue()

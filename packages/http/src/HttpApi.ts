@@ -5,6 +5,7 @@ import {
   Businesses,
   Dispatcher,
   EngineConfig,
+  HostedPages,
   Idempotency,
   IdsAdapter,
   MemoryNotifier,
@@ -24,6 +25,7 @@ import { getPath, tryDecodeURIComponent } from "hono/utils/url"
 import { type CappedRead, isDomainError, jsonText, readCapped } from "./body.ts"
 import { docsHeaders, docsHtml } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
+import { hostedHeaders, hostedHtml, hostedRoutes } from "./hosted.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
@@ -553,11 +555,19 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     return exit.value === document ? jsonText_(200, documentText) : json(dry_run ? 200 : r.status, exit.value)
   }
 
+  /** A hosted page (`${base_url}/pay/…`): public, no key; `not_found` as the error object, like every path. */
+  const page = async (kind: HostedPages.HostedKind, id: string, request_id: string): Promise<ApiResponse> => {
+    const exit = await runtime.runPromiseExit(HostedPages.hostedPage(kind, id))
+    if (Exit.isFailure(exit)) return failure(exit.cause, request_id, `GET hosted ${kind}`)
+    return { status: 200, headers: { ...hostedHeaders }, body: hostedHtml(exit.value) }
+  }
+
   // ---------------------------------------------------------------- the router (Hono's, fed from the route table)
-  type Served = { readonly route: Route } | { readonly docs: true }
+  type Served = { readonly route: Route } | { readonly docs: true } | { readonly page: HostedPages.HostedKind }
   const router = new SmartRouter<Served>({ routers: [new RegExpRouter(), new TrieRouter()] })
   for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
   router.add("GET", "/docs", { docs: true })
+  for (const h of hostedRoutes) router.add("GET", h.path, { page: h.kind })
   const matchers = served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) }))
 
   /** The first route matching, with its path parameters percent-decoded (as Hono's `c.req.param()`). */
@@ -661,6 +671,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         const matched = match(req.method === "HEAD" ? "GET" : req.method, req.href)
         if (matched.found === undefined) response = notFound(req.method, req.pathname)
         else if ("docs" in matched.found) response = { status: 200, headers: { ...docsHeaders }, body: docsHtml }
+        else if ("page" in matched.found)
+          response = await page(matched.found.page, matched.params?.id ?? "", request_id)
         else response = await serve(matched.found.route, req, matched.params ?? {}, { request_id, req, auth })
       }
     } catch (e) {

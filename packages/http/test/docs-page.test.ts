@@ -84,3 +84,48 @@ describe("GET /docs in a real browser", () => {
     await page.close()
   }, 60_000)
 })
+
+describe("a hosted payment page in a real browser", () => {
+  it("shows a caller's markup as text, runs no script, and its own style passes the CSP", async () => {
+    const post = async (path: string, key: string | undefined, body: unknown) =>
+      (await (
+        await api.fetch(
+          new Request(`${origin}${path}`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(key === undefined ? {} : { authorization: `Bearer ${key}` })
+            },
+            body: JSON.stringify(body)
+          })
+        )
+      ).json()) as Record<string, string>
+    const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Shop" })
+    const title = `<img src=x onerror="document.title='pwned'">`
+    const link = await post("/v1/payment-links", biz.secret_key_test, { data: { amount: 25, title } })
+    const page = await browser.newPage()
+    const consoleErrors: Array<string> = []
+    page.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(m.text())
+    })
+    const res = await page.goto(`${origin}${new URL(link.url as string).pathname}`)
+    expect(res?.status()).toBe(200)
+    expect(await page.getByTestId("heading").textContent()).toBe(title)
+    expect(await page.getByTestId("amount").textContent()).toBe("25.00 GMD")
+    expect(await page.getByTestId("test-mode").isVisible()).toBe(true)
+    expect(await page.locator("img").count()).toBe(0)
+    expect(await page.title()).toBe(`Payment link: ${title}`) // onerror would have set it to "pwned"
+    // the inline style applied (its hash is in the CSP): the amount is rendered bold
+    expect(
+      await page
+        .getByTestId("amount")
+        .evaluate(
+          (el) =>
+            (globalThis as unknown as { getComputedStyle: (e: unknown) => { fontWeight: string } }).getComputedStyle(el)
+              .fontWeight
+        )
+    ).toBe("600")
+    expect(consoleErrors).toEqual([])
+    await page.close()
+  })
+})

@@ -15,6 +15,7 @@ import * as Balance from "../usecases/Balance.ts"
 import * as Businesses from "../usecases/Businesses.ts"
 import * as Conversions from "../usecases/Conversions.ts"
 import type { Caller } from "../usecases/common.ts"
+import * as HostedPages from "../usecases/HostedPages.ts"
 import * as Idempotency from "../usecases/Idempotency.ts"
 import * as Invoices from "../usecases/Invoices.ts"
 import * as PaymentIntents from "../usecases/PaymentIntents.ts"
@@ -152,6 +153,8 @@ export const createEngine = (options: EngineOptions) => {
           )
         )
       ),
+    /** What the hosted page behind an object's link shows (public facts only): render it in your own pages. */
+    hostedPage: (kind: HostedPages.HostedKind, id: string) => run(HostedPages.hostedPage(kind, id)),
     getPaymentIntent: (caller: Caller, id: string) => run(PaymentIntents.getPaymentIntent(caller, id)),
     listPaymentIntents: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
       run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => PaymentIntents.listPaymentIntents(caller, page))),

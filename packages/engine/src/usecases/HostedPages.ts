@@ -1,0 +1,157 @@
+import {
+  Decimal,
+  DomainError,
+  Instant,
+  type Invoice,
+  type PaymentIntent,
+  type PaymentLink,
+  type PaymentRequest
+} from "@xaalis/core"
+import { Effect } from "effect"
+import type { Doc, Kind } from "../ports/Store.ts"
+import { unitOfWork } from "./common.ts"
+import type { StoredPaymentRequest } from "./PaymentRequests.ts"
+
+/**
+ * What a payer sees on the hosted page behind a link the API hands out
+ * (`link`, `payment_link`, `url`): public facts only, never the business's
+ * metadata, secrets, callback URLs or the customer's contact details. Anyone
+ * holding the link may read it, as with any hosted checkout page; the ids in
+ * links are random UUIDs.
+ */
+export interface HostedPage {
+  readonly kind: HostedKind
+  readonly id: string
+  /** A test-mode object: the page says nothing real is paid. */
+  readonly test_mode: boolean
+  readonly heading: string
+  readonly status: string
+  /** What is asked, formatted: `"10.00"` and its currency. */
+  readonly amount: { readonly value: string; readonly currency: string }
+  /** Label and value rows, in display order. */
+  readonly facts: ReadonlyArray<readonly [string, string]>
+  /** Payment requests: where to send stablecoins. */
+  readonly addresses: ReadonlyArray<{ readonly network: string; readonly coin: string; readonly address: string }>
+  /** Invoices: the line items. */
+  readonly items: ReadonlyArray<{
+    readonly item: string
+    readonly quantity: string
+    readonly unit_price: string
+    readonly total_price: string
+  }>
+}
+
+/** The objects with a hosted page. */
+export type HostedKind = Extract<Kind, "payment_request" | "payment_intent" | "payment_link" | "invoice">
+
+const fiat = (units: bigint) => Decimal.formatUnits(units, 2)
+/** Chain amounts (6 places) shown with at least 2 decimals and no trailing zeros past them. */
+const chain = (micros: bigint) => Decimal.formatUnits(micros, 6).replace(/(\.\d\d\d*?)0+$/, "$1")
+const at = (t: number) => Instant.toIso(t)
+
+const notFound = new DomainError({ code: "not_found", message: "No such payment page." })
+
+const requestPage = (doc: Doc<StoredPaymentRequest>): HostedPage => {
+  const r: PaymentRequest.PaymentRequest = doc.data.request
+  return {
+    kind: "payment_request",
+    id: r.id,
+    test_mode: doc.mode === "test",
+    heading: "Pay with USDT or USDC",
+    status: r.status,
+    amount: { value: fiat(r.usd_amount), currency: "USD" },
+    facts: [
+      ["Paid so far", `${chain(r.amount)} USD`],
+      ...(r.expires_at === null ? [] : [["Pay before", at(r.expires_at)] as const])
+    ],
+    addresses: doc.data.addresses.map((a) => ({ network: a.network, coin: a.coin, address: a.address })),
+    items: []
+  }
+}
+
+const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>): HostedPage => {
+  const p = doc.data
+  const total = p.transaction_fee_type === "customer" ? p.amount + p.transaction_fee : p.amount
+  return {
+    kind: "payment_intent",
+    id: p.payment_intent_id,
+    test_mode: p.test_mode,
+    heading: "Pay by mobile money",
+    status: p.status,
+    amount: { value: fiat(total), currency: p.currency },
+    facts: [
+      ...(p.transaction_fee_type === "customer"
+        ? [["Of which fee", `${fiat(p.transaction_fee)} ${p.currency}`] as const]
+        : []),
+      ...(p.network === null ? [] : [["Network", p.network] as const]),
+      ["Pay before", at(p.expires_at)]
+    ],
+    addresses: [],
+    items: []
+  }
+}
+
+const linkPage = (doc: Doc<PaymentLink.PaymentLink>): HostedPage => {
+  const l = doc.data
+  return {
+    kind: "payment_link",
+    id: l.id,
+    test_mode: doc.mode === "test",
+    heading: l.title ?? "Payment",
+    status: l.status,
+    amount: { value: fiat(l.amount), currency: l.currency },
+    facts: l.description === null ? [] : [["Description", l.description]],
+    addresses: [],
+    items: []
+  }
+}
+
+const invoicePage = (doc: Doc<Invoice.Invoice>): HostedPage => {
+  const i = doc.data
+  const number = i.invoice_number === null ? [] : [["Invoice number", String(i.invoice_number)] as const]
+  return {
+    kind: "invoice",
+    id: i.id,
+    test_mode: i.test_mode,
+    heading: `Invoice from ${i.merchant_name}`,
+    status: i.status,
+    amount: { value: fiat(i.amount), currency: i.currency },
+    facts: [
+      ...number,
+      ["Sub-total", `${fiat(i.sub_total)} ${i.currency}`],
+      ...(i.total === i.sub_total ? [] : [["Discount", `${fiat(i.sub_total - i.total)} ${i.currency}`] as const]),
+      ...(i.due_date === null ? [] : [["Due", i.due_date] as const]),
+      ...(i.notes === null ? [] : [["Notes", i.notes] as const])
+    ],
+    addresses: [],
+    items: i.line_items.map((li) => ({
+      item: li.item,
+      quantity: Decimal.format(li.quantity),
+      unit_price: fiat(li.unit_price),
+      total_price: fiat(li.total_price)
+    }))
+  }
+}
+
+/**
+ * The hosted page of the object `id` of `kind`, or `not_found`: also for an
+ * invoice still in draft (its link is handed out when it is published).
+ */
+export const hostedPage = (kind: HostedKind, id: string) =>
+  unitOfWork((tx) =>
+    Effect.flatMap(tx.get(kind, id), (doc) => {
+      if (doc === undefined) return Effect.fail(notFound)
+      switch (kind) {
+        case "payment_request":
+          return Effect.succeed(requestPage(doc as Doc<StoredPaymentRequest>))
+        case "payment_intent":
+          return Effect.succeed(intentPage(doc as Doc<PaymentIntent.PaymentIntent>))
+        case "payment_link":
+          return Effect.succeed(linkPage(doc as Doc<PaymentLink.PaymentLink>))
+        case "invoice": {
+          const invoice = doc as Doc<Invoice.Invoice>
+          return invoice.data.status === "draft" ? Effect.fail(notFound) : Effect.succeed(invoicePage(invoice))
+        }
+      }
+    })
+  )

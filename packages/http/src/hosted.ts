@@ -1,0 +1,92 @@
+/**
+ * The hosted pages behind the links the API hands out (`link` of a payment
+ * request, `payment_link` of a payment intent or invoice, `url` of a payment
+ * link): a plain HTML page of public facts, no script. Every text that came
+ * from a caller (a link's title, an item's name, notes) is escaped.
+ */
+import { createHash } from "node:crypto"
+import type { HostedPages } from "@xaalis/engine"
+
+/** The hosted page paths, as the engine builds its links: `${base_url}/pay/…`. */
+export const hostedRoutes = [
+  { path: "/pay/requests/:id", kind: "payment_request" },
+  { path: "/pay/links/:id", kind: "payment_link" },
+  { path: "/pay/invoices/:id", kind: "invoice" },
+  { path: "/pay/:id", kind: "payment_intent" }
+] as const satisfies ReadonlyArray<{ readonly path: string; readonly kind: HostedPages.HostedKind }>
+
+const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
+/** Text for HTML content and attribute values. */
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => escapes[c] as string)
+
+const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
+h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:2rem;font-weight:600;margin:.5rem 0}
+.status{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#eef;font-size:.9rem}
+.test{background:#fff3cd;border:1px solid #e0c36a;padding:.5rem .75rem;border-radius:.4rem;margin-bottom:1rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#555}dd{margin:0;white-space:pre-wrap}
+table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}
+td.n,th.n{text-align:right}code{word-break:break-all;font-size:.95rem}`
+
+const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
+
+/** Headers of a hosted page: no script at all, only its own inline style; never cached (the status changes). */
+export const hostedHeaders: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "content-security-policy": [
+    "default-src 'none'",
+    `style-src ${hash(style)}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+}
+
+const labels: Record<HostedPages.HostedKind, string> = {
+  payment_request: "Stablecoin payment",
+  payment_intent: "Payment",
+  payment_link: "Payment link",
+  invoice: "Invoice"
+}
+
+/** The HTML of one hosted page. */
+export const hostedHtml = (page: HostedPages.HostedPage): string => {
+  const e = escapeHtml
+  const facts = page.facts.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join("")
+  const addresses =
+    page.addresses.length === 0
+      ? ""
+      : `<h2>Send to one of these addresses</h2><table data-testid="addresses"><tr><th>Network</th><th>Coin</th><th>Address</th></tr>${page.addresses
+          .map((a) => `<tr><td>${e(a.network)}</td><td>${e(a.coin)}</td><td><code>${e(a.address)}</code></td></tr>`)
+          .join("")}</table>`
+  const items =
+    page.items.length === 0
+      ? ""
+      : `<table data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr>${page.items
+          .map(
+            (i) =>
+              `<tr><td>${e(i.item)}</td><td class="n">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
+          )
+          .join("")}</table>`
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${e(labels[page.kind])}: ${e(page.heading)}</title>
+<style>${style}</style>
+</head>
+<body>
+${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}</p>
+<h1 data-testid="heading">${e(page.heading)}</h1>
+<p class="amount" data-testid="amount">${e(page.amount.value)} ${e(page.amount.currency)}</p>
+<p>Status: <span class="status" data-testid="status">${e(page.status)}</span></p>
+${facts === "" ? "" : `<dl>${facts}</dl>`}
+${items}${addresses}
+</body>
+</html>
+`
+}

@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from "vitest"
+import { expectError, setup } from "./helpers.ts"
+
+let s: ReturnType<typeof setup> | undefined
+afterEach(async () => {
+  await s?.api.dispose()
+  s = undefined
+})
+
+const pathOf = (link: string) => new URL(link).pathname
+
+describe("hosted pages behind the links the API hands out", () => {
+  it("serve every kind without a key: public facts only, caller text escaped, no script", async () => {
+    s = setup()
+    const { secret_key_test: test, secret_key_live: live } = await s.business({ name: "Awa's shop" })
+    const request = await s.call("POST", "/v1/minting/intents", {
+      key: live,
+      body: { amount: 10, metadata: { secret: "meta-secret" }, callback_url: "https://merchant.example/cb-secret" }
+    })
+    const link = await s.call("POST", "/v1/payment-links", {
+      key: test,
+      body: {
+        data: {
+          amount: 9.5,
+          title: "<img src=x onerror=alert(1)>",
+          description: "Rice & oil",
+          metadata: { m: "meta-secret" }
+        }
+      }
+    })
+    const invoice = await s.call("POST", "/v1/invoices", {
+      key: test,
+      body: {
+        data: {
+          customer: "cus_1",
+          customer_email: "private@example.gm",
+          customer_name: "Private Name",
+          line_items: [{ item: "Rice <50kg>", quantity: 1.5, unit_price: 10 }],
+          discount: { type: "percentage", amount: 10 },
+          due_date: "2026-12-31"
+        }
+      }
+    })
+    const intent = await s.call("POST", "/v1/payments", {
+      key: test,
+      body: { data: { amount: 100, transaction_fee_type: "customer", network: "wave", account_number: "7012345" } }
+    })
+    const pages = [
+      { link: request.body.link, has: ["10.00 USD", "pending", "TRC20", "USDT", "USDC", "ARC"], test: false },
+      {
+        link: link.body.url,
+        has: ["9.50 GMD", "active", "&lt;img src=x onerror=alert(1)&gt;", "Rice &amp; oil"],
+        test: true
+      },
+      {
+        link: invoice.body.payment_link,
+        has: ["13.50 GMD", "not-paid", "Rice &lt;50kg&gt;", "15.00", "1.50 GMD", "2026-12-31", "Awa&#39;s shop"],
+        test: true
+      },
+      { link: intent.body.payment_link, has: ["101.50 GMD", "requires_payment_method", "wave"], test: true }
+    ]
+    for (const p of pages) {
+      const res = await s.call("GET", pathOf(p.link))
+      expect(res.status, p.link).toBe(200)
+      expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8")
+      expect(res.headers.get("cache-control")).toBe("no-store")
+      const csp = res.headers.get("content-security-policy") ?? ""
+      expect(csp).toContain("default-src 'none'")
+      expect(csp).not.toContain("script-src")
+      for (const text of p.has) expect(res.text, `${p.link}: ${text}`).toContain(text)
+      expect(res.text.includes("Test mode"), p.link).toBe(p.test)
+      // nothing private: metadata, secrets, callback URLs, the customer's contact details, raw caller markup
+      for (const secret of [
+        "meta-secret",
+        "cb-secret",
+        intent.body.intent_secret,
+        "private@example.gm",
+        "Private Name",
+        "7012345",
+        "<img",
+        "<script"
+      ]) {
+        expect(res.text, `${p.link} leaks ${secret}`).not.toContain(secret)
+      }
+    }
+  })
+
+  it("follow the object: a payment shows on the request's page", async () => {
+    s = setup()
+    const { secret_key_live: live } = await s.business()
+    const request = await s.call("POST", "/v1/minting/intents", { key: live, body: { amount: 10 } })
+    await s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
+      key: live,
+      body: { amount: 4.25, currency: "USDT", network: "TRC20" }
+    })
+    const page = await s.call("GET", pathOf(request.body.link))
+    expect(page.text).toContain("partially_paid")
+    expect(page.text).toContain("4.25 USD")
+  })
+
+  it("answer 404 not_found for a draft, an unknown id, or an id under another kind's path", async () => {
+    s = setup()
+    const { secret_key_test: test } = await s.business()
+    const draft = await s.call("POST", "/v1/invoices/draft", {
+      key: test,
+      body: { data: { amount: 5, customer: "c" } }
+    })
+    const link = await s.call("POST", "/v1/payment-links", { key: test, body: { data: { amount: 1 } } })
+    for (const path of [
+      `/pay/invoices/${draft.body.id}`,
+      "/pay/requests/00000000-0000-4000-8000-000000000000",
+      `/pay/requests/${link.body.id}`,
+      `/pay/${link.body.id}`
+    ]) {
+      expectError(await s.call("GET", path), 404, "not_found")
+    }
+    // the page is there once the draft is published
+    await s.call("POST", `/v1/invoices/${draft.body.id}/send`, { key: test })
+    expect((await s.call("GET", `/pay/invoices/${draft.body.id}`)).status).toBe(200)
+  })
+})
