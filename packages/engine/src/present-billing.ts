@@ -12,7 +12,11 @@ const money = (minor: bigint, currency: Currency.FiatCode) => Money.toJsonNumber
 const decimal = (d: Decimal.Decimal) => Number(Decimal.format(d))
 const iso = Instant.toIso
 
-/** The Payment intent object of the spec (response of POST /v1/payments). */
+/**
+ * The Payment intent object of the spec (response of POST /v1/payments), plus
+ * the caller's `metadata` as sent (the spec's table omits it; without it the
+ * metadata a caller stored would never come back, not even in the events).
+ */
 export const paymentIntent = (pi: PaymentIntent.PaymentIntent) => ({
   payment_intent_id: pi.payment_intent_id,
   intent_secret: pi.intent_secret,
@@ -22,7 +26,8 @@ export const paymentIntent = (pi: PaymentIntent.PaymentIntent) => ({
   transaction_fee_type: pi.transaction_fee_type,
   currency: pi.currency,
   expires_at: iso(pi.expires_at),
-  status: pi.status
+  status: pi.status,
+  metadata: pi.metadata
 })
 
 /** The Payment link object: the spec's four fields plus those of decisions §5. */

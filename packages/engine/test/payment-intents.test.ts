@@ -16,6 +16,7 @@ const wire_keys = [
   "currency",
   "expires_at",
   "intent_secret",
+  "metadata",
   "payment_intent_id",
   "payment_link",
   "status",
@@ -66,6 +67,7 @@ describe("payment intents", () => {
       assert.isTrue(isPaymentIntent(pi))
       assert.deepStrictEqual(Object.keys(pi).sort(), wire_keys)
       assert.strictEqual(pi.amount, 100)
+      assert.deepStrictEqual(pi.metadata, { order: "A-1" })
       assert.strictEqual(pi.transaction_fee, 1.5)
       assert.strictEqual(pi.transaction_fee_type, "business")
       assert.strictEqual(pi.currency, "GMD")

@@ -47,7 +47,12 @@ export const PaymentIntent = Schema.Struct({
   transaction_fee_type: Schema.Literals(["business", "customer"]).annotate({ description: "Who bears the fee" }),
   currency: FiatCurrency,
   expires_at: DateTime("Creation plus the payment window (default 30 minutes)"),
-  status: PaymentIntentStatus
+  status: PaymentIntentStatus,
+  metadata: Schema.optionalKey(
+    Schema.Record(Schema.String, Schema.Unknown).annotate({
+      description: "The caller's metadata, untouched ({} when none)"
+    })
+  )
 }).annotate({ identifier: "PaymentIntent", description: "A card or mobile-money payment intent" })
 
 // ---------------------------------------------------------------- stablecoin payment request
