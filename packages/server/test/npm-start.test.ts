@@ -39,7 +39,8 @@ describe("npm start at the repository root", () => {
   })
 
   it("keeps a relative DATA_DIR under the root, and a SIGTERM to npm itself stops the server gracefully", async () => {
-    const { child, listening } = npmStart({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir })
+    // the embedded store whatever the environment says (CI sets DATABASE_URL for the PostgreSQL tests)
+    const { child, listening } = npmStart({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, STORE: "embedded" })
     started = child
     const url = await listening
     expect((await fetch(`${url}/v1/openapi.json`)).status).toBe(200)
