@@ -568,7 +568,13 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
   router.add("GET", "/docs", { docs: true })
   for (const h of hostedRoutes) router.add("GET", h.path, { page: h.kind })
-  const matchers = served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) }))
+  const matchers = [
+    ...served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) })),
+    ...["/docs", ...hostedRoutes.map((h) => h.path.replace(/:(\w+)/g, "{$1}"))].map((path) => ({
+      method: "GET",
+      matches: templateMatcher(path)
+    }))
+  ]
 
   /** The first route matching, with its path parameters percent-decoded (as Hono's `c.req.param()`). */
   const match = (method: string, href: string) => {

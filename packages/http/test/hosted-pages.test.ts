@@ -114,6 +114,10 @@ describe("hosted pages behind the links the API hands out", () => {
     ]) {
       expectError(await s.call("GET", path), 404, "not_found")
     }
+    // another method on a page's path: 404 with Allow, as for every known path
+    const post = await s.call("POST", `/pay/links/${link.body.id}`)
+    expectError(post, 404, "not_found")
+    expect(post.headers.get("allow")).toBe("GET")
     // the page is there once the draft is published
     await s.call("POST", `/v1/invoices/${draft.body.id}/send`, { key: test })
     expect((await s.call("GET", `/pay/invoices/${draft.body.id}`)).status).toBe(200)
