@@ -110,7 +110,9 @@ describe("hosted pages behind the links the API hands out", () => {
       `/pay/invoices/${draft.body.id}`,
       "/pay/requests/00000000-0000-4000-8000-000000000000",
       `/pay/requests/${link.body.id}`,
-      `/pay/${link.body.id}`
+      `/pay/${link.body.id}`,
+      "/pay/%00",
+      "/pay/invoices/a%00b"
     ]) {
       expectError(await s.call("GET", path), 404, "not_found")
     }

@@ -580,6 +580,7 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
   const txOf = (unit: Unit): Tx => ({
     get: (kind, id) =>
       Effect.suspend(() => {
+        if (id.includes("\u0000")) return Effect.succeed(undefined) // no row can have it: text cannot hold NUL
         const row = rowKey(kind, id)
         if (hot.has(row)) {
           return Effect.map(
@@ -603,6 +604,7 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
 
     getByKey: (kind, key) =>
       Effect.suspend(() => {
+        if (key.includes("\u0000")) return Effect.succeed(undefined) // as in get
         const what = `reading ${kind} by key`
         const target = { kind, id: `key:${key}` }
         if (hot.has(keyKey(kind, key))) {

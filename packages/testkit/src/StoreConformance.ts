@@ -453,6 +453,16 @@ export const storeConformance = (
           expect(yield* getDoc(store, "transfer", "inv_1")).toBeUndefined()
         }))
 
+      test("get and getByKey of an id or key no row can have (a NUL in it: any text from a URL) are undefined, not a failure", (store) =>
+        Effect.gen(function* () {
+          yield* insertAll(store, [mk({ id: "inv_1", keys: ["ref:1"] })])
+          const [byId, byKey] = yield* store.transact((tx) =>
+            Effect.all([tx.get("invoice", "inv_1\u0000"), tx.getByKey("invoice", "ref:\u00001")])
+          )
+          expect(byId).toBeUndefined()
+          expect(byKey).toBeUndefined()
+        }))
+
       test("insert of an existing id fails with DuplicateKey and keeps the first row", (store) =>
         Effect.gen(function* () {
           const first = mk({ id: "inv_1", data: { n: 1n } })
