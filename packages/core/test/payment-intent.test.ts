@@ -171,6 +171,15 @@ describe("payment intent creation", () => {
     }
   })
 
+  it("counts URL lengths in characters (code points), as the wire schema does", () => {
+    const long = `https://x.example/${"😀".repeat(2048 - 18)}` // 2,048 characters, 4,078 UTF-16 units
+    expect(PaymentIntent.create({ amount: 100n, return_url: long }, ctx)._tag).toBe("Success")
+    expect(failure(PaymentIntent.create({ amount: 100n, return_url: `${long}x` }, ctx))).toEqual({
+      code: "validation_error",
+      param: "return_url"
+    })
+  })
+
   it("skip_url_validation accepts URLs that are not http(s), but not empty ones", () => {
     expect(
       codeOf(PaymentIntent.create({ amount: 100n, return_url: "myapp://done", skip_url_validation: true }, ctx))

@@ -1,5 +1,6 @@
 import * as Errors from "../Errors.ts"
 import { type FiatCode, fiat_codes } from "../money/Currency.ts"
+import { characters } from "../Text.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { nextUtcMidnight, parseIso } from "../time/Instant.ts"
 import { type Discount, type InvoiceType, type LineItem, type LineItemInput, totals } from "./Totals.ts"
@@ -154,8 +155,6 @@ export const phone_length_max = 32
 export const notes_length_max = 5000
 export const url_length_max = 2048
 export const invoice_number_length_max = 255
-
-const characters = (s: string): number => [...s].length
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const PHONE = /^\+?[0-9][0-9 ().-]*$/

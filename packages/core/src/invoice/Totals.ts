@@ -2,6 +2,7 @@ import { percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
 import * as Decimal from "../money/Decimal.ts"
 import { halfUpDiv, pow10 } from "../money/Rounding.ts"
+import { characters } from "../Text.ts"
 
 /**
  * Invoice totals (decisions §6). Amounts are minor units of the invoice's
@@ -73,8 +74,6 @@ export const discountAmount = (sub_total: bigint, discount: Discount | null | un
     : discount.type === "fixed"
       ? discount.amount
       : percentOf(sub_total, discount.amount)
-
-const characters = (s: string): number => [...s].length
 
 const lineItemProblem = (li: LineItemInput, i: number): Errors.DomainError | undefined => {
   const at = `line_items[${i}]`

@@ -2,6 +2,7 @@ import { percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
 import { type FiatCode, fiat_codes } from "../money/Currency.ts"
 import * as Decimal from "../money/Decimal.ts"
+import { characters } from "../Text.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
 
@@ -188,7 +189,7 @@ export const quoteFee = (
 
 const urlProblem = (value: string | undefined, param: string, skip: boolean): Errors.DomainError | undefined => {
   if (value === undefined) return undefined
-  if (typeof value !== "string" || value.length === 0 || value.length > url_length_max) {
+  if (typeof value !== "string" || value.length === 0 || characters(value) > url_length_max) {
     return Errors.validation(`${param} must be a non-empty string of at most ${url_length_max} characters.`, param)
   }
   if (!skip && !URL_LIKE.test(value)) return Errors.validation(`${param} must be an http or https URL.`, param)

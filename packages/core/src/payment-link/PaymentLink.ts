@@ -1,5 +1,6 @@
 import * as Errors from "../Errors.ts"
 import { type FiatCode, fiat_codes } from "../money/Currency.ts"
+import { characters } from "../Text.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 
 /**
@@ -47,8 +48,6 @@ export type PaymentLinkStep = Step<PaymentLink, never>
 
 export const title_length_max = 255
 export const description_length_max = 5000
-
-const characters = (s: string): number => [...s].length
 
 const textProblem = (value: string | undefined, param: string, max: number): Errors.DomainError | undefined =>
   value === undefined || (typeof value === "string" && value.length > 0 && characters(value) <= max)
