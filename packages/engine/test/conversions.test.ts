@@ -88,6 +88,38 @@ describe("conversions through the engine", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("an ARC address claimed in mixed case before keys were lowercased is still found as issued", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const arc = yield* Conversions.createConversion(live, {
+        gmd_amount: 500000n,
+        network: "ARC",
+        pay_currency: "USDC"
+      })
+      const issued = `0x${arc.pay_address.slice(2).toUpperCase()}` // as a mixed-case adapter issued it
+      // the row as an older version stored it: its address claim in the case it was issued
+      const store = yield* Store
+      yield* store.transact((tx) =>
+        Effect.flatMap(tx.get("conversion", arc.id), (doc) =>
+          tx.update({
+            ...doc!,
+            version: doc!.version + 1,
+            keys: doc!.keys.map((k) => (k.startsWith("addr:") ? `addr:ARC:USDC:${issued}` : k))
+          })
+        )
+      )
+      const outcome = yield* Transfers.applyChainTransfer({
+        network: "ARC",
+        coin: "USDC",
+        to_address: issued,
+        amount: 72_140_000n,
+        tx_hash: "0xe",
+        log_index: 0
+      })
+      assert.deepStrictEqual(outcome, { tx_hash: "0xe", matched: { object: "conversion", id: arc.id }, applied: true })
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("test keys are refused; another business's conversion is not found", () =>
     Effect.gen(function* () {
       const a = yield* business()

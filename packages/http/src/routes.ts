@@ -482,13 +482,12 @@ export const routes: ReadonlyArray<Route> = [
     handle: ({ caller, input }) =>
       Effect.gen(function* () {
         const tx_hash = input.tx_hash ?? (yield* randomTxHash)
-        const address = Conversions.addressKey(input.network, input.currency, input.to_address)
         const store = yield* Store
         const owner = yield* store.transact((tx) =>
-          Effect.gen(function* () {
-            const doc = (yield* tx.getByKey("conversion", address)) ?? (yield* tx.getByKey("payment_request", address))
-            return doc?.business_id ?? null
-          })
+          Effect.map(
+            Conversions.ownerOfAddress(tx, input.network, input.currency, input.to_address),
+            (doc) => doc?.business_id ?? null
+          )
         )
         if (owner !== null && owner !== caller.business_id) return { tx_hash, matched: null, applied: false }
         return yield* settleDuplicate(

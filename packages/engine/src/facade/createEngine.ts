@@ -159,7 +159,10 @@ export const createEngine = (options: EngineOptions) => {
     listPaymentIntents: (caller: Caller, query: { limit?: string; offset?: string } = {}) =>
       run(Effect.flatMap(decode(Requests.ListQuery, query), (page) => PaymentIntents.listPaymentIntents(caller, page))),
     cancelPaymentIntent: (caller: Caller, id: string) => run(PaymentIntents.cancelPaymentIntent(caller, id)),
-    /** The processor's outcome (the sandbox's succeed/fail helpers). */
+    /**
+     * The processor's outcome for one of the caller's intents, in the caller's mode
+     * (what the sandbox's succeed/fail helpers do after switching to the intent's mode).
+     */
     reportPaymentOutcome: (caller: Caller, id: string, outcome: "succeeded" | "failed", reason?: string) =>
       run(PaymentIntents.reportPaymentOutcome(caller, id, outcome, reason)),
     createPaymentLink: (caller: Caller, body: unknown) =>

@@ -47,6 +47,23 @@ export const freshRate: Effect.Effect<Decimal.Decimal, DomainError, Rates> = Eff
 export const addressKey = (network: string, coin: string, address: string) =>
   `addr:${network}:${coin}:${network === "ARC" ? address.toLowerCase() : address}`
 
+/**
+ * The conversion or payment request that owns a deposit address, as this unit
+ * of work sees it. An ARC address claimed before keys were lowercased (by a
+ * Chain adapter that issued mixed-case addresses) is still found when the
+ * report spells it as it was issued.
+ */
+export const ownerOfAddress = (tx: Tx, network: string, coin: string, address: string) =>
+  Effect.gen(function* () {
+    const keys = [addressKey(network, coin, address)]
+    if (network === "ARC" && address !== address.toLowerCase()) keys.push(`addr:${network}:${coin}:${address}`)
+    for (const key of keys) {
+      const doc = (yield* tx.getByKey("conversion", key)) ?? (yield* tx.getByKey("payment_request", key))
+      if (doc !== undefined) return doc
+    }
+    return undefined
+  })
+
 const reference_attempts_max = 5
 
 /** `Effect.mapError` of a rates failure to `rate_unavailable`, built once. */

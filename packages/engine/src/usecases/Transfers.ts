@@ -3,7 +3,7 @@ import { Clock, Context, Effect } from "effect"
 import type { ConfirmedTransfer } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, Store, type Tx } from "../ports/Store.ts"
-import { addressKey, bookConversionStepWith, runDuePayouts } from "./Conversions.ts"
+import { bookConversionStepWith, ownerOfAddress, runDuePayouts } from "./Conversions.ts"
 import { type Caller, getScoped, newDoc, unitOfWork, unitOfWorkIn } from "./common.ts"
 import { bookPaymentRequestStep, type StoredPaymentRequest } from "./PaymentRequests.ts"
 
@@ -58,8 +58,7 @@ const applyInUnit = Effect.fnUntraced(function* (
   t: number
 ) {
   const seen = yield* tx.get("transfer", key)
-  const address = addressKey(transfer.network, transfer.coin, transfer.to_address)
-  const target = (yield* tx.getByKey("conversion", address)) ?? (yield* tx.getByKey("payment_request", address))
+  const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
   const matched = matchOf(target)
   if (seen !== undefined) return notApplied(transfer, matched)
   yield* tx.insert(identityDoc(key, transfer, matched, t))
