@@ -3,7 +3,10 @@
  * environment (see config.ts). Stops gracefully on SIGTERM/SIGINT; a second
  * signal exits at once.
  */
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { ConfigError, fromEnv } from "./config.ts"
+import { legacyDataHint } from "./legacy.ts"
 import { jsonLines } from "./log.ts"
 import { type RunningServer, startServer } from "./server.ts"
 
@@ -45,6 +48,13 @@ const main = async () => {
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
 
+  const hint = legacyDataHint({
+    dataDirDefaulted: process.env.DATA_DIR === undefined,
+    store: config.store,
+    legacy: fileURLToPath(new URL("../.data/xaalis.sqlite", import.meta.url)),
+    exists: existsSync
+  })
+  if (hint !== undefined) log({ level: "warn", msg: hint })
   server = await startServer(config, log)
   const where =
     config.store.kind === "embedded"
