@@ -121,3 +121,35 @@ export const chargeSucceeded = (
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at)
 })
+
+/**
+ * `transfer.succeeded` payload: one mobile-money payout of a conversion's
+ * credited dalasi reached the wallet (the spec lists the event and leaves its
+ * payload and conditions open; see docs/decisions.md).
+ */
+export const transferSucceeded = (t: {
+  readonly id: string
+  readonly amount: bigint
+  readonly wallet: Conversion.PayoutMethod
+  readonly rail_reference: string | null
+  readonly conversion: Conversion.Conversion
+  readonly test_mode: boolean
+  readonly created_at: number
+  readonly updated_at: number
+}) => ({
+  id: t.id,
+  object: "transfer" as const,
+  status: "succeeded" as const,
+  amount: gmd(t.amount),
+  currency: "GMD" as const,
+  destination: "mobile_money" as const,
+  network: t.wallet.network,
+  account_number: t.wallet.account_number,
+  account_name: t.wallet.account_name,
+  transaction_reference: t.rail_reference,
+  conversion_id: t.conversion.id,
+  reference: t.conversion.reference,
+  test_mode: t.test_mode,
+  createdAt: iso(t.created_at),
+  updatedAt: iso(t.updated_at)
+})

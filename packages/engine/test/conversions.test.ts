@@ -153,13 +153,14 @@ describe("conversions through the engine", () => {
 
   it.effect("mobile money: each credit is paid out; a failed payout leaves the dalasi in the balance", () =>
     Effect.gen(function* () {
-      const { live } = yield* business()
+      const { live } = yield* business("https://merchant.example/hooks")
       const control = yield* Sandbox.SandboxControl
       const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
       const c = yield* Conversions.createConversion(live, {
         gmd_amount: 500000n,
         destination: "mobile_money",
-        payout_method: wallet
+        payout_method: wallet,
+        callback_url: "https://merchant.example/cb"
       })
       yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0x1"))
       assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
@@ -170,6 +171,40 @@ describe("conversions through the engine", () => {
       const payouts = read.events?.filter((e) => e.type === "payout").map((e) => (e as { outcome: string }).outcome)
       assert.deepStrictEqual(payouts, ["succeeded", "failed"])
       assert.strictEqual((yield* control.payouts).length, 1)
+      // transfer.succeeded for the payout that reached the wallet (not for the failed one), to both targets
+      const outbox = yield* Effect.flatMap(Store, (st) =>
+        st.transact((tx) => tx.list("outbox", live, { limit: 100, offset: 0 }))
+      )
+      const transfers = outbox.docs
+        .map((d) => d.data as { url: string; body: string; event_id: string })
+        .filter((r) => JSON.parse(r.body).event === "transfer.succeeded")
+      assert.deepStrictEqual(transfers.map((r) => r.url).sort(), [
+        "https://merchant.example/cb",
+        "https://merchant.example/hooks"
+      ])
+      assert.strictEqual(transfers[0]?.event_id, transfers[1]?.event_id)
+      const payload = JSON.parse(transfers[0]!.body).payload
+      assert.deepStrictEqual(
+        { ...payload, id: "-", transaction_reference: "-", createdAt: "-", updatedAt: "-" },
+        {
+          id: "-",
+          object: "transfer",
+          status: "succeeded",
+          amount: 2500,
+          currency: "GMD",
+          destination: "mobile_money",
+          network: "wave",
+          account_number: "7654321",
+          account_name: "Awa Jallow",
+          transaction_reference: "-",
+          conversion_id: c.id,
+          reference: c.reference,
+          test_mode: false,
+          createdAt: "-",
+          updatedAt: "-"
+        }
+      )
+      assert.strictEqual(typeof payload.transaction_reference, "string")
       yield* ledgerBalanced
     }).pipe(Effect.provide(testLayer()))
   )

@@ -29,7 +29,7 @@
  * - every business balance (GMD and USD, per mode) is what the model booked (credits, payouts
  *   that went out, payments, fees), in the ledger and through `GET /v1/balance`;
  * - no event is lost or doubled: the outbox rows per object, event name, payload status and
- *   payload running total are exactly the model's (one row per event and distinct target URL);
+ *   payload running total (a payout's `transfer.succeeded`: its conversion and amount) are exactly the model's (one row per event and distinct target URL);
  * - every object is listed in its own business and mode only, with the model's status and
  *   running totals; terminal states stay terminal (expired conversions, completed or expired
  *   payment requests, paid invoices, successful, failed or cancelled intents);
@@ -415,14 +415,19 @@ const snapshot = (m: Model, real: Real): Effect.Effect<Snapshot, unknown, Engine
                   readonly type?: string
                   readonly amount?: number
                   readonly actually_paid?: number
+                  readonly object?: string
+                  readonly conversion_id?: string
                 }
               }
               const progress =
-                p.actually_paid !== undefined ? String(p.actually_paid) : p.type === "payment" ? String(p.amount) : ""
-              parsed = {
-                event,
-                object: `${p.id ?? p.payment_intent_id ?? "?"}|${event}|${p.status ?? "?"}|${progress}`
-              }
+                p.actually_paid !== undefined
+                  ? String(p.actually_paid)
+                  : p.type === "payment" || p.object === "transfer"
+                    ? String(p.amount)
+                    : ""
+              // a payout's transfer.succeeded is keyed by its conversion (the payout id is the engine's own)
+              const id = p.object === "transfer" ? p.conversion_id : (p.id ?? p.payment_intent_id)
+              parsed = { event, object: `${id ?? "?"}|${event}|${p.status ?? "?"}|${progress}` }
               real.outboxCache.set(doc.id, parsed)
             }
             const k = `${scope}|${parsed.object}`
@@ -628,6 +633,12 @@ const modelConversionTransfer = (m: Model, c: ConvM, amount: bigint): boolean =>
     } else {
       held.gmd -= gmd
       c.payouts.push("succeeded")
+      // the payout reached the wallet: transfer.succeeded with its amount, where the conversion's events go
+      for (const url of new Set([c.callback, biz.webhook])) {
+        if (url === null) continue
+        const k = `${scopeKey(biz, c.mode)}|${c.id}|transfer.succeeded|succeeded|${jsonMinor(gmd)}`
+        m.events.set(k, (m.events.get(k) ?? 0) + 1)
+      }
     }
   }
   expectEvent(m, c, `ramp.${status}`, [c.callback, biz.webhook])

@@ -2,7 +2,7 @@ import { Conversion, type Decimal, DomainError, Errors, Reference } from "@xaali
 import { Clock, Context, Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, type Line, move, transaction } from "../ledger/Ledger.ts"
-import { rowsOf } from "../outbox/Outbox.ts"
+import { publish, rowsOf } from "../outbox/Outbox.ts"
 import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
@@ -381,6 +381,26 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
           )
         }
         const conv = (yield* tx.get("conversion", p.conversion_id)) as Doc<Conversion.Conversion> | undefined
+        if (conv !== undefined && outcome.ok) {
+          // the payout reached the wallet: told where the conversion's own events go, in the same unit
+          const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined
+          yield* publish(tx, {
+            scope,
+            event: "transfer.succeeded",
+            payload: Present.transferSucceeded({
+              id: row.id,
+              amount: p.amount,
+              wallet: p.wallet,
+              rail_reference: outcome.reference,
+              conversion: conv.data,
+              test_mode: scope.mode === "test",
+              created_at: row.created_at,
+              updated_at: t
+            }),
+            targets: targets(conv.data, business),
+            now: t
+          })
+        }
         if (conv !== undefined) {
           const step = Conversion.recordPayout(
             conv.data,
