@@ -33,7 +33,7 @@ export interface InvoiceCounter {
 
 export const counterId = (scope: Scope): string => `invoice_number:${scope.business_id}:${scope.mode}`
 
-/** `INV-<n>` once the sequence numbered the invoice; else `INV-<last 8 hex digits of the id>`. */
+/** `INV-<n>` for an invoice numbered by the sequence at its creation; else `INV-<last 8 hex digits of the id>`. */
 export const sequentialReference = (n: number): string => `INV-${n}`
 export const shortReference = (id: string): string => `INV-${id.replace(/-/g, "").slice(-8).toUpperCase()}`
 
@@ -68,8 +68,10 @@ type Counter = Effect.Success<ReturnType<typeof readCounter>>
 
 /**
  * Applies the numbering effects of a step: advances the counter past a consumed
- * number (in the caller's unit of work) and gives the invoice its sequential
- * reference. Two first publications racing to create the counter row meet as a
+ * number (in the caller's unit of work) and, for an invoice published at its
+ * creation, gives it its sequential reference. A draft keeps the reference it
+ * was created with when it is sent: a reference never changes once handed out.
+ * Two first publications racing to create the counter row meet as a
  * `VersionConflict`, so the unit of work is retried and numbers stay unique.
  */
 const applyNumbering = (
@@ -78,7 +80,8 @@ const applyNumbering = (
   counter: Counter,
   state: Invoice.Invoice,
   effects: ReadonlyArray<Invoice.InvoiceEffect>,
-  t: number
+  t: number,
+  reference: "sequential" | "keep"
 ) =>
   Effect.gen(function* () {
     let next = state
@@ -96,7 +99,7 @@ const applyNumbering = (
       } else {
         yield* tx.update(revise(counter.doc, data)).pipe(orDieOnDuplicate)
       }
-      next = { ...next, reference: sequentialReference(effect.invoice_number) }
+      if (reference === "sequential") next = { ...next, reference: sequentialReference(effect.invoice_number) }
     }
     return next
   })
@@ -126,7 +129,7 @@ const book = (tx: Tx, doc: Doc<Invoice.Invoice>, step: Invoice.InvoiceStep, t: n
   Effect.gen(function* () {
     const scope = scopeOf(doc)
     const { state, events, effects } = yield* fromStep(step)
-    const next = counter === undefined ? state : yield* applyNumbering(tx, scope, counter, state, effects, t)
+    const next = counter === undefined ? state : yield* applyNumbering(tx, scope, counter, state, effects, t, "keep")
     yield* tx.update(revise(doc, next, overdueDueAt(next))).pipe(orDieOnDuplicate)
     yield* emit(
       tx,
@@ -175,7 +178,7 @@ const creation = (published: boolean) =>
         if (published) {
           const counter = yield* readCounter(tx, caller)
           const step = yield* fromStep(Invoice.create(input, { ...ctx, next_invoice_number: counter.next }))
-          state = yield* applyNumbering(tx, caller, counter, step.state, step.effects, t)
+          state = yield* applyNumbering(tx, caller, counter, step.state, step.effects, t, "sequential")
         } else {
           state = (yield* fromStep(Invoice.createDraft(input, ctx))).state
         }
