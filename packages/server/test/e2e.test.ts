@@ -211,6 +211,37 @@ describe("reference server over HTTP", () => {
     }
   })
 
+  it("concurrent first uses of one Idempotency-Key on every create: 201 once, 409 otherwise, never a 500", async () => {
+    const creates: Array<[string, string, (i: number) => unknown, string]> = [
+      ["/v1/minting/intents", biz.secret_key_live, (i) => ({ amount: 10 + i }), "/v1/minting/intents"],
+      ["/v1/minting/offramp", biz.secret_key_live, (i) => ({ gmd_amount: 5000 + i }), "/v1/minting/ramps"],
+      ["/v1/payments", other.secret_key_test, (i) => ({ data: { amount: 100 + i } }), "/v1/payments"],
+      ["/v1/payment-links", other.secret_key_test, (i) => ({ data: { amount: 5 + i } }), "/v1/payment-links"],
+      ["/v1/invoices", other.secret_key_test, (i) => ({ data: { amount: 5 + i, customer: "c" } }), "/v1/invoices"]
+    ]
+    const rounds = 3
+    for (const [path, key, body, list] of creates) {
+      const before = (await call(server.url, "GET", list, { key })).body.meta.total
+      for (const [bodies, round] of ["same", "different"].flatMap((b) => [0, 1, 2].map((r) => [b, r] as const))) {
+        const headers = { "idempotency-key": `race-${path}-${bodies}-${round}` }
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            call(server.url, "POST", path, { key, headers, body: body(bodies === "same" ? 0 : i) })
+          )
+        )
+        const statuses = answers.map((a) => a.status)
+        expect(statuses.filter((x) => x === 201).length, `${path} ${bodies}: ${statuses}`).toBeGreaterThanOrEqual(1)
+        expect(
+          statuses.every((x) => x === 201 || x === 409),
+          `${path} ${bodies}: ${statuses}`
+        ).toBe(true)
+        for (const a of answers.filter((x) => x.status === 409)) errorShape(a.body, "idempotency_conflict")
+      }
+      // one object per key
+      expect((await call(server.url, "GET", list, { key })).body.meta.total, path).toBe(before + 2 * rounds)
+    }
+  })
+
   it("minting answers test keys with 403 permission_denied, reads included", async () => {
     for (const [method, path] of [
       ["POST", "/v1/minting/offramp"],

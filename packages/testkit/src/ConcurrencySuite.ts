@@ -52,6 +52,9 @@ import {
   Invoices,
   Ledger,
   type LedgerEntry,
+  PaymentIntents,
+  PaymentLinks,
+  PaymentRequests,
   Store,
   StoreError,
   Transfers,
@@ -279,6 +282,45 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
               const replay = yield* request()
               expect(replay.id, "a later request replays the first outcome").toBe([...ids][0])
               expect((yield* Conversions.listConversions(live, { limit: 100, offset: 0 })).meta.total).toBe(1)
+            })
+          )
+        })
+    },
+
+    {
+      title: `${n} concurrent requests with one Idempotency-Key create one payment request, intent, link or invoice`,
+      run: (makeLayer) =>
+        withEngine(makeLayer, async (run) => {
+          await run(
+            Effect.gen(function* () {
+              const live = yield* liveBusiness
+              const creates = [
+                ["payment request", () => PaymentRequests.createPaymentRequest(live, { amount: 1_000n })],
+                ["payment intent", () => PaymentIntents.createPaymentIntent(live, { amount: 10_000n })],
+                ["payment link", () => PaymentLinks.createPaymentLink(live, { amount: 500n })],
+                ["invoice", () => Invoices.createInvoice(live, { amount: 500n, customer: "c" })]
+              ] as const
+              for (const [what, create] of creates) {
+                const exits = yield* all(() =>
+                  Idempotency.idempotent(
+                    live,
+                    `key-${what}`,
+                    `POST ${what}`,
+                    create() as Effect.Effect<unknown, DomainError | StoreError, EngineServices>
+                  )
+                )
+                expect(exits.filter(Exit.isSuccess).length, `${what}: at least one answer`).toBeGreaterThanOrEqual(1)
+                expect(
+                  exits
+                    .map(failureOf)
+                    .filter((f) => f !== undefined)
+                    .map(codeOf)
+                    .filter((c) => c !== "idempotency_conflict"),
+                  `${what}: every other answer is idempotency_conflict (never a defect)`
+                ).toStrictEqual([])
+                const answered = new Set(exits.flatMap((e) => (Exit.isSuccess(e) ? [JSON.stringify(e.value)] : [])))
+                expect(answered.size, `${what}: one object, replayed`).toBe(1)
+              }
             })
           )
         })

@@ -60,7 +60,9 @@ export const idempotent = <A, R>(
       }
       if (row.status !== "completed" || row.outcome === null) {
         return yield* Effect.fail(
-          conflict("A request with this Idempotency-Key is in progress or was interrupted; use a new key.")
+          conflict(
+            "A request with this Idempotency-Key is still running, or was cut off by a server stop after it took effect. Retry with the same key in a moment; if this answer persists, look the object up (e.g. in the list) before sending the request again under a new key."
+          )
         )
       }
       return yield* replay(row.outcome as Recorded<A>)

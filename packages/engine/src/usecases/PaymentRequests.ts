@@ -62,19 +62,23 @@ export const createPaymentRequest = Effect.fn("createPaymentRequest")(function* 
     )
   )
   const stored: StoredPaymentRequest = { request: step.state, account_id: caller.account_id, addresses }
+  // a fresh id and freshly issued addresses: a clash of this row is a defect; the unit's other
+  // failures (an Idempotency-Key raced by a concurrent first use, the store) pass through
   yield* unitOfWork((tx) =>
-    tx.insert(
-      newDoc({
-        kind: "payment_request",
-        id,
-        scope: caller,
-        now: t,
-        data: stored,
-        due_at: step.state.expires_at,
-        keys: addresses.map((a) => addressKey(a.network, a.coin, a.address))
-      })
-    )
-  ).pipe(Effect.orDie)
+    tx
+      .insert(
+        newDoc({
+          kind: "payment_request",
+          id,
+          scope: caller,
+          now: t,
+          data: stored,
+          due_at: step.state.expires_at,
+          keys: addresses.map((a) => addressKey(a.network, a.coin, a.address))
+        })
+      )
+      .pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
+  )
   return Present.paymentRequest(step.state, owner(stored, caller))
 })
 
