@@ -547,6 +547,12 @@ describe("sandbox helper bodies (decisions §9)", () => {
       message: "amount must have at most 6 decimal places.",
       param: "amount"
     })
+    for (const tx_hash of [" 0xabc", "0xabc ", "0x ab"]) {
+      expect(err(R.ChainTransferBody, { ...minimal, tx_hash }), tx_hash).toEqual({
+        message: "tx_hash must not contain spaces.",
+        param: "tx_hash"
+      })
+    }
     expect(err(R.ChainTransferBody, { ...minimal, network: "BTC" }).param).toBe("network")
     expect(err(R.ChainTransferBody, { ...minimal, currency: "usdt" }).param).toBe("currency")
     expect(err(R.ChainTransferBody, { ...minimal, to_address: "" }).param).toBe("to_address")

@@ -120,6 +120,38 @@ describe("conversions through the engine", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("one chain transfer however its hash is spelled (0x or not, case, spaces) is applied once", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const h = "ab12cd34".repeat(8)
+      const spellings = [h, `0x${h}`, `0X${h.toUpperCase()}`, ` ${h} `, h.toUpperCase()]
+      const outcomes = []
+      for (const tx_hash of spellings)
+        outcomes.push((yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, tx_hash))).applied)
+      assert.deepStrictEqual(outcomes, [true, false, false, false, false])
+      assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 20)
+      // an identity row an older version wrote under the unprefixed hash still stops a re-report
+      const old = "cd34ab12".repeat(8)
+      const store = yield* Store
+      yield* store.transact((tx) =>
+        tx.insert({
+          kind: "transfer",
+          id: `TRC20:${old}:0`,
+          business_id: null,
+          mode: null,
+          created_at: 0,
+          version: 1,
+          due_at: null,
+          keys: [],
+          data: {}
+        })
+      )
+      assert.isFalse((yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, old))).applied)
+      assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 20)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("test keys are refused; another business's conversion is not found", () =>
     Effect.gen(function* () {
       const a = yield* business()

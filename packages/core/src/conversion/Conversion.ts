@@ -35,7 +35,27 @@ export interface TransferId {
   readonly log_index: number
 }
 
-export const transferKey = (t: TransferId): string => `${t.network}:${t.tx_hash.toLowerCase()}:${t.log_index}`
+/**
+ * The canonical spelling of a transaction hash: surrounding whitespace dropped,
+ * lowercase, and a hex hash always with its `0x` prefix, so `ABC…`, `abc…` and
+ * `0xabc…` name one transfer (chain explorers and watchers spell hashes with and
+ * without the prefix, in either case).
+ */
+export const canonicalTxHash = (tx_hash: string): string => {
+  const h = tx_hash.trim().toLowerCase()
+  return /^(?:0x)?[0-9a-f]+$/.test(h) ? (h.startsWith("0x") ? h : `0x${h}`) : h
+}
+
+export const transferKey = (t: TransferId): string => `${t.network}:${canonicalTxHash(t.tx_hash)}:${t.log_index}`
+
+/**
+ * The key an older version gave the transfer (only lowercased), when it differs
+ * from `transferKey`: identity rows written before are still found under it.
+ */
+export const legacyTransferKey = (t: TransferId): string | undefined => {
+  const legacy = `${t.network}:${t.tx_hash.toLowerCase()}:${t.log_index}`
+  return legacy === transferKey(t) ? undefined : legacy
+}
 
 export interface ChainTransfer extends TransferId {
   readonly coin: Coin
@@ -289,7 +309,8 @@ export const applyTransfer = (
     )
   }
   const key = transferKey(transfer)
-  if (state.applied_transfers.includes(key)) {
+  const legacy = legacyTransferKey(transfer)
+  if (state.applied_transfers.includes(key) || (legacy !== undefined && state.applied_transfers.includes(legacy))) {
     return fail(Errors.duplicateTransfer(`Transfer ${transfer.tx_hash}#${transfer.log_index} was already applied.`))
   }
   if (recordedLate(state, key)) {

@@ -344,7 +344,11 @@ export const ChainTransferBody = Schema.Struct({
   currency: Schema.Literals(coins),
   to_address: Text({ max: L.address_length_max, description: "Receiving address" }),
   amount: ChainAmount("Amount transferred, USD units of the coin"),
-  tx_hash: optional(Text({ max: L.tx_hash_length_max, description: "Transaction hash (generated when absent)" })),
+  tx_hash: optional(
+    Text({ max: L.tx_hash_length_max, description: "Transaction hash (generated when absent)" }).check(
+      Schema.makeFilter<string>((s) => (/\s/.test(s) ? "must not contain spaces" : undefined))
+    )
+  ),
   log_index: optional(IntegerNumber({ min: 0, max: L.log_index_max, description: "Log index in the transaction" }))
 })
 export type ChainTransferRequest = typeof ChainTransferBody.Type

@@ -57,7 +57,9 @@ const applyInUnit = Effect.fnUntraced(function* (
   key: string,
   t: number
 ) {
-  const seen = yield* tx.get("transfer", key)
+  const legacy = Conversion.legacyTransferKey(transfer)
+  const seen =
+    (yield* tx.get("transfer", key)) ?? (legacy === undefined ? undefined : yield* tx.get("transfer", legacy))
   const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
   const matched = matchOf(target)
   if (seen !== undefined) return notApplied(transfer, matched)
