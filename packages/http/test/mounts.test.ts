@@ -365,8 +365,8 @@ describe.each(mounts)("$name", (mount) => {
     await vi.waitFor(() => expect(hung.get(id)).toBe("aborted"))
   })
 
-  it("forwards /docs and the /v1 root", async () => {
-    for (const path of ["/docs", "/v1", "/v1/"]) {
+  it("forwards /docs, the /v1 root and the hosted pages under /pay", async () => {
+    for (const path of ["/docs", "/v1", "/v1/", "/pay/links/abc", "/pay/abc"]) {
       const echo = (await (await fetch(at(path))).json()) as Echo
       expect(echo.url).toBe(seen(path))
     }

@@ -6,12 +6,12 @@
  */
 import { once } from "node:events"
 import { createServer, request as httpRequest, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import express from "express"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import type { RequestLog } from "../src/HttpApi.ts"
-import { toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
+import { answerClientErrors, toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
 import { answerNow, coalesced, targetOf } from "../src/mounts/NodeListener.ts"
 import { type Setup, setup } from "./helpers.ts"
 
@@ -481,5 +481,49 @@ describe("targetOf", () => {
     expect(targetOf(incoming("/v1\\balance"), undefined)).toBeUndefined()
     expect(targetOf(incoming("v1/balance"), undefined)).toBeUndefined()
     expect(targetOf(incoming("/v1/balance?q=\\"), undefined)?.pathname).toBe("/v1/balance")
+  })
+})
+
+describe("answerClientErrors", () => {
+  /** Sends `raw` bytes on a fresh connection and resolves with everything the server wrote back. */
+  const rawExchange = (port: number, raw: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write(raw))
+      let got = ""
+      socket.on("data", (d) => {
+        got += d.toString()
+      })
+      socket.on("end", () => resolve(got))
+      socket.on("close", () => resolve(got))
+      socket.on("error", reject)
+    })
+
+  it("answers what node:http cannot parse with the error object, not an empty body", async () => {
+    const s = setup()
+    const server = createServer(toNodeListener(s.api.fetch))
+    answerClientErrors(server)
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const port = (server.address() as AddressInfo).port
+    try {
+      const cases = [
+        ["FOO BAR\r\n\r\n", "not valid HTTP"],
+        [`GET /v1/payments HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, "headers are too large"]
+      ] as const
+      for (const [raw, message] of cases) {
+        const answer = await rawExchange(port, raw)
+        expect(answer.startsWith("HTTP/1.1 400 "), answer.slice(0, 40)).toBe(true)
+        expect(answer).toContain("content-type: application/json")
+        const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))
+        expect(body.error.code).toBe("validation_error")
+        expect(body.error.message).toContain(message)
+      }
+      // a well-formed request on the same server is served as usual
+      const ok = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)
+      expect(ok.status).toBe(200)
+    } finally {
+      server.close()
+      await s.api.dispose()
+    }
   })
 })

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
-import { HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
+import { answerClientErrors, HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 import type { ServerConfig } from "./config.ts"
 import { jsonLines, type LogLine } from "./log.ts"
 import { storeLayer } from "./store.ts"
@@ -26,6 +26,7 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   // listen first: with PORT=0 the address (and so the default base of hosted links) is known only then
   let listener: ReturnType<typeof toNodeListener> | undefined
   const server: Server = createServer((req, res) => listener?.(req, res))
+  answerClientErrors(server) // unparsable requests get the error object too
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, config.host, () => {

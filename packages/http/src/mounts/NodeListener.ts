@@ -12,7 +12,8 @@
  *   client goes away and writes every response header back (`set-cookie` as
  *   separate lines).
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
+import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
 import type { TLSSocket } from "node:tls"
 import { getRequestListener, type HttpBindings, RequestError } from "@hono/node-server"
 import { type CappedRead, concat, declaredTooLarge, tooLarge, unreadable } from "../body.ts"
@@ -341,4 +342,33 @@ export const toNodeListener = (
   return (req, res) => {
     void listener(req, res)
   }
+}
+
+/**
+ * Answers requests node:http cannot parse (a malformed request line, headers
+ * over node's size limit, …) with the API's error object, `400
+ * validation_error`, instead of node's bare status line with an empty body.
+ * Call it once on the server that serves `toNodeListener`.
+ *
+ * @example
+ * const server = createServer(toNodeListener(api.fetch))
+ * answerClientErrors(server)
+ */
+export const answerClientErrors = (server: Pick<Server, "on">): void => {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const message =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? "The request's headers are too large."
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? "The request took too long to arrive."
+          : "The request is not valid HTTP."
+    const body = JSON.stringify({ error: { message, code: "validation_error" } })
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
 }

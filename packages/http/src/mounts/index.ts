@@ -6,4 +6,4 @@ export { bodyConsumedHint, type XaalisExpressMiddleware, type XaalisExpressOptio
 export { type XaalisFastifyOptions, xaalisFastify } from "./Fastify.ts"
 export { type MountHonoOptions, mountHono } from "./Hono.ts"
 export { defaultPaths as mountedPaths } from "./internal.ts"
-export { type NodeListenerOptions, toNodeListener } from "./NodeListener.ts"
+export { answerClientErrors, type NodeListenerOptions, toNodeListener } from "./NodeListener.ts"

@@ -14,10 +14,11 @@ export const contextOf = (remoteAddress: string | undefined): { readonly remoteA
   remoteAddress === undefined || remoteAddress === "" ? {} : { remoteAddress }
 
 /**
- * The path trees the handler answers (`/v1/...` and the docs page). Framework
+ * The path trees the handler answers (`/v1/...`, the docs page and the hosted
+ * pages under `/pay/`). Framework
  * mounts forward only these, so the host application keeps every other path.
  */
-export const defaultPaths: ReadonlyArray<string> = ["/v1", "/docs"]
+export const defaultPaths: ReadonlyArray<string> = ["/v1", "/docs", "/pay"]
 
 /** `"/v1"` claims `/v1` itself and everything under `/v1/`. */
 export const claims = (paths: ReadonlyArray<string>, pathname: string): boolean =>
