@@ -1,4 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict"
+import { Json } from "@xaalis/core"
 import { Codec, Conversions, Store, Transfers } from "@xaalis/engine"
 import { Effect } from "effect"
 import fc from "fast-check"
@@ -32,6 +33,20 @@ describe("Codec (data of durable rows)", () => {
       }),
       { numRuns: 2000 }
     )
+  })
+
+  it("a number a double cannot hold, kept raw by the wire parser, comes back as the same literal", () => {
+    const parsed = Json.parseJson(
+      '{"m":{"big":12345678901234567890,"safe1":9007199254740993,"inf":1e400,"tiny":1e-400,"x":0.1,"i":7,"s":"12345678901234567890"}}'
+    )
+    if (parsed._tag !== "Success") throw new Error("unparsable")
+    const back = Codec.decode(Codec.encode(parsed.success))
+    expect(JSON.stringify(back)).toBe(
+      '{"m":{"big":12345678901234567890,"safe1":9007199254740993,"inf":1e400,"tiny":1e-400,"x":0.1,"i":7,"s":"12345678901234567890"}}'
+    )
+    // exact doubles stay plain numbers
+    expect(typeof (back as { m: { x: unknown } }).m.x).toBe("number")
+    expect(typeof (back as { m: { i: unknown } }).m.i).toBe("number")
   })
 
   it("escaped keys that spell a marker are still decoded by the reviver", () => {

@@ -242,6 +242,20 @@ describe("reference server over HTTP", () => {
     }
   })
 
+  it("metadata comes back untouched from the embedded store, numbers a double cannot hold included", async () => {
+    const metadata = '{"big":12345678901234567890,"safe1":9007199254740993,"inf":1e400,"x":0.1,"nested":{"n":-0.5}}'
+    const created = await call(server.url, "POST", "/v1/payments", {
+      key: biz.secret_key_test,
+      raw: `{"data":{"amount":100,"metadata":${metadata}}}`
+    })
+    expect(created.status).toBe(201)
+    expect(created.text).toContain(`"metadata":${metadata}`)
+    const read = await call(server.url, "GET", `/v1/payments/${created.body.payment_intent_id}`, {
+      key: biz.secret_key_test
+    })
+    expect(read.text).toContain(`"metadata":${metadata}`)
+  })
+
   it("minting answers test keys with 403 permission_denied, reads included", async () => {
     for (const [method, path] of [
       ["POST", "/v1/minting/offramp"],

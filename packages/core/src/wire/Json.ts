@@ -91,8 +91,17 @@ export const numberText = (n: JsonNumber): string => (typeof n === "number" ? St
 const sameLiteral = (a: NumberLiteral | undefined, b: NumberLiteral | undefined): boolean =>
   a !== undefined && b !== undefined && a.negative === b.negative && a.digits === b.digits && a.exponent === b.exponent
 
-/** Reviver: keep the double when it is exactly the written decimal, else keep the literal. */
-const exactNumbers = function (this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+/**
+ * Reviver: keep the double when it is exactly the written decimal, else keep the
+ * literal (`JSON.rawJSON`). Also for stores reading back text they wrote: a raw
+ * number they kept (free-form metadata) comes back as the same raw number.
+ */
+export const exactNumbers = function (
+  this: unknown,
+  _key: string,
+  value: unknown,
+  context?: { source?: string }
+): unknown {
   if (typeof value !== "number") return value
   const source = context?.source
   if (source === undefined) return value // runtime without source access: nothing better to do

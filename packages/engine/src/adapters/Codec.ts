@@ -12,6 +12,7 @@
  *
  * The ledger's amounts are stored in their own numeric columns, not through this.
  */
+import { Json } from "@xaalis/core"
 
 const BIGINT = "$b"
 
@@ -45,10 +46,26 @@ function reviver(_key: string, value: unknown): unknown {
 /** Serialises a row's data. */
 export const encode = (data: unknown): string => JSON.stringify(data, replacer)
 
+/** `reviver`, and numbers a double cannot hold exactly kept as the raw literal they were written as. */
+function exactReviver(this: unknown, key: string, value: unknown, context?: { source?: string }): unknown {
+  return typeof value === "number" ? Json.exactNumbers.call(this, key, value, context) : reviver(key, value)
+}
+
+/** A number literal a double may not hold exactly: 16+ digits in a row, or an exponent. */
+const INEXACT_NUMBER = /\d{16}|\d[eE]/
+
 /**
- * Reads back what `encode` wrote. Text without `"$` holds no bigint marker and
- * no escaped key (and no `\u` escape that could spell one), so the reviver
- * would change nothing: plain `JSON.parse` is used, about 6x faster.
+ * Reads back what `encode` wrote. Free-form caller data (metadata) may hold a
+ * number a double cannot (`12345678901234567890`, `1e400`): it was kept as its
+ * literal (a raw JSON number, as the wire parser reads it) and comes back so.
+ * Text without `"$` holds no bigint marker and no escaped key (and no `\u`
+ * escape that could spell one), and text without a long digit run or an
+ * exponent no such number, so the reviver would change nothing: plain
+ * `JSON.parse` is used, about 6x faster.
  */
 export const decode = (text: string): unknown =>
-  text.includes('"$') || text.includes("\\u") ? JSON.parse(text, reviver) : JSON.parse(text)
+  INEXACT_NUMBER.test(text)
+    ? JSON.parse(text, exactReviver as (key: string, value: unknown) => unknown)
+    : text.includes('"$') || text.includes("\\u")
+      ? JSON.parse(text, reviver)
+      : JSON.parse(text)
