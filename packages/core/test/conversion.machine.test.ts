@@ -74,6 +74,17 @@ describe("conversion machine: examples", () => {
     expect(mustFail(Conversion.expire(e.state, c.invoice_expires_at)).code).toBe("invalid_state")
   })
 
+  it("a dalasi amount whose stablecoin price passes the amount maximum (a very low rate) is refused", () => {
+    const low = { ...ctx, rate: dec("0.0000001") }
+    const e = mustFail(Conversion.create({ gmd_amount: 100_000_000_000n }, low))
+    expect(e.code).toBe("validation_error")
+    expect(e.param).toBe("gmd_amount")
+    expect(e.message).toContain("above the maximum of 10000000.00 USD")
+    // 10,000.00 GMD costs over 100,000,000,000 USD at that rate: refused too; at 70, 500,000,000.00 GMD passes
+    expect(mustFail(Conversion.create({ gmd_amount: 1_000_000n }, low)).param).toBe("gmd_amount")
+    expect(Conversion.create({ gmd_amount: 50_000_000_000n }, ctx)._tag).toBe("Success")
+  })
+
   it("creation rules: both or neither amount, ARC with USDT, payout method", () => {
     expect(mustFail(Conversion.create({}, ctx)).code).toBe("validation_error")
     expect(mustFail(Conversion.create({ gmd_amount: 500000n, pay_amount: 10000n }, ctx)).code).toBe("validation_error")

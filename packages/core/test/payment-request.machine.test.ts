@@ -20,6 +20,21 @@ const pay = (amount: bigint, tx = "0x1", log_index = 0): PaymentRequest.Incoming
   amount
 })
 
+describe("payment request machine: the amount maximum after conversion", () => {
+  it("a GMD amount worth more than 10,000,000.00 USD at the current rate is refused, naming the rate", () => {
+    const e = mustFail(
+      PaymentRequest.create({ amount: 100_000_000_000n, currency: "GMD" }, { ...ctx, rate: dec("0.0001") })
+    )
+    expect(e.code).toBe("validation_error")
+    expect(e.param).toBe("amount")
+    expect(e.message).toContain("above the maximum of 10000000.00 USD")
+    expect(e.message).toContain("0.0001 GMD per USD")
+    // 1,000,000,000.00 GMD is 14,285,714.29 USD at 70: refused; half of it passes
+    expect(mustFail(PaymentRequest.create({ amount: 100_000_000_000n, currency: "GMD" }, ctx)).param).toBe("amount")
+    expect(PaymentRequest.create({ amount: 50_000_000_000n, currency: "GMD" }, ctx)._tag).toBe("Success")
+  })
+})
+
 describe("payment request machine: examples", () => {
   it("10.00 USD paid in two parts: partially_paid then completed, charge.succeeded each time", () => {
     const pr = must(PaymentRequest.create({ amount: 1000n, metadata: { order: "A-1" } }, ctx)).state

@@ -4,6 +4,7 @@ import * as Decimal from "../money/Decimal.ts"
 import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
+import { usd_amount_max } from "../wire/Limits.ts"
 import { type Coin, type ConversionConfig, type Markup, type Network, type Quote, quoteGmd, quotePay } from "./Quote.ts"
 import * as Settlement from "./Settlement.ts"
 
@@ -204,6 +205,13 @@ export const checkQuote = (
   markup: Markup | undefined,
   config: ConversionConfig
 ): Errors.DomainError | undefined => {
+  if (quote.pay_amount > usd_amount_max) {
+    // a dalasi amount at a very low rate: the stablecoin side would pass what amounts may be
+    return Errors.validation(
+      `At the current rate this conversion would cost ${format(quote.pay_amount, USD)} USD, above the maximum of ${format(usd_amount_max, USD)} USD; convert a smaller gmd_amount.`,
+      "gmd_amount"
+    )
+  }
   const missed: Array<string> = []
   const payMin = config.pay_amount_min_usd[network]
   if (quote.pay_amount < payMin) {

@@ -6,6 +6,7 @@ import * as Decimal from "../money/Decimal.ts"
 import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { halfUpDiv, pow10 } from "../money/Rounding.ts"
 import { fail, ok, type Step } from "../Transition.ts"
+import { usd_amount_max } from "../wire/Limits.ts"
 
 /** `expired` extends the spec's list (decisions §4). */
 export type PaymentRequestStatus = "pending" | "partially_paid" | "completed" | "expired"
@@ -133,6 +134,14 @@ export const create = (
     return fail(
       Errors.validation(
         `amount must be at least ${format(ctx.config.usd_amount_min, USD)} USD after conversion${converted}; the current exchange rate is ${rate} GMD per USD.`,
+        "amount"
+      )
+    )
+  }
+  if (usd_amount > usd_amount_max) {
+    return fail(
+      Errors.validation(
+        `amount is ${format(usd_amount, USD)} USD after conversion at the current exchange rate of ${Decimal.format(ctx.rate)} GMD per USD, above the maximum of ${format(usd_amount_max, USD)} USD.`,
         "amount"
       )
     )
