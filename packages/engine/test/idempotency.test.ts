@@ -84,7 +84,11 @@ describe("idempotency records", () => {
         Idempotency.idempotent(live, "k", "f", Conversions.createConversion(live, { gmd_amount: 500000n }))
       )
       assert.strictEqual(codeOf(retry), "idempotency_conflict")
-      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      const listed = yield* Conversions.listConversions(live, { limit: 10, offset: 0 })
+      assert.strictEqual(listed.meta.total, 1)
+      // the refusal names the object the lost request wrote (committed with it), so the caller can read it
+      assert.include(retry.message, `it took effect on conversion ${listed.data[0]?.id}`)
+      assert.notInclude(retry.message, "outbox")
     }).pipe(Effect.provide(testLayer()))
   )
 })

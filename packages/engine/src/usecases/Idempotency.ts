@@ -21,9 +21,19 @@ interface IdempotencyRow {
   readonly owner: string
   /** Units of work committed by the request so far. */
   readonly units: number
+  /**
+   * The objects those units wrote (`kind id`), committed with them: if the
+   * answer is lost (a crash before it is recorded), a retry is told where the
+   * effect went instead of being left to repeat it. Absent on rows written
+   * before it existed.
+   */
+  readonly touched?: ReadonlyArray<string>
   readonly outcome: Recorded<unknown> | null
   readonly expires_at: number
 }
+
+/** Objects named on a key's row at most (a create writes one or two). */
+const touched_max = 10
 
 const rowId = (caller: Caller, key: string) => `${caller.business_id}:${caller.mode}:${key}`
 
@@ -59,9 +69,14 @@ export const idempotent = <A, R>(
         return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
       }
       if (row.status !== "completed" || row.outcome === null) {
+        const touched = row.touched ?? []
+        const where =
+          touched.length === 0
+            ? "look the object up (e.g. in the list)"
+            : `it took effect on ${touched.join(", ")}: read that`
         return yield* Effect.fail(
           conflict(
-            "A request with this Idempotency-Key is still running, or was cut off by a server stop after it took effect. Retry with the same key in a moment; if this answer persists, look the object up (e.g. in the list) before sending the request again under a new key."
+            `A request with this Idempotency-Key is still running, or was cut off by a server stop after it took effect. Retry with the same key in a moment; if this answer persists, ${where} before sending the request again under a new key.`
           )
         )
       }
@@ -92,11 +107,36 @@ export const idempotent = <A, R>(
           yield* tx.update(revise(current, { ...current.data, units: current.data.units + 1 }))
         }
       })
+    /** Adds what a unit wrote to the key's row, in that unit. */
+    const remember = (tx: Tx, touched: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
+        if (current === undefined) return
+        const before = current.data.touched ?? []
+        const merged = [...before, ...touched.filter((x) => !before.includes(x))].slice(0, touched_max)
+        yield* tx.update(revise(current, { ...current.data, touched: merged }))
+      })
     const decorated = Store.of({
       // `mark` can also fail with VersionConflict (retried by the request's unitOfWork) and
       // DuplicateKey (a concurrent first use; turned into idempotency_conflict below)
       transact: <B, E, R2>(work: (tx: Tx) => Effect.Effect<B, E, R2>) =>
-        store.transact((tx) => Effect.flatMap(mark(tx), () => work(tx))) as Effect.Effect<B, E | StoreError, R2>,
+        store.transact((tx) =>
+          Effect.flatMap(mark(tx), () => {
+            const touched: Array<string> = []
+            const note = (doc: Doc) => {
+              if (doc.kind !== "idempotency" && doc.kind !== "outbox" && touched.length < touched_max) {
+                const it = `${doc.kind} ${doc.id}`
+                if (!touched.includes(it)) touched.push(it)
+              }
+            }
+            const observed: Tx = {
+              ...tx,
+              insert: (doc) => Effect.map(tx.insert(doc), () => note(doc)),
+              update: (doc) => Effect.map(tx.update(doc), () => note(doc))
+            }
+            return Effect.tap(work(observed), () => (touched.length === 0 ? Effect.void : remember(tx, touched)))
+          })
+        ) as Effect.Effect<B, E | StoreError, R2>,
       ledger: store.ledger
     })
     const outcome = yield* request.pipe(
