@@ -93,6 +93,38 @@ describe("idempotency records", () => {
   )
 })
 
+describe("idempotency after a lost answer", () => {
+  it.effect("with recover, a retry is answered from the object the interrupted request wrote, never a second one", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const create = Conversions.createConversion(live, { gmd_amount: 500000n })
+      yield* Effect.exit(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.flatMap(create, () => Effect.interrupt)
+        )
+      )
+      const seen: Array<ReadonlyArray<{ kind: string; id: string }>> = []
+      const recovered = yield* Idempotency.idempotent(live, "k", "f", create, (touched) => {
+        seen.push(touched)
+        const made = touched.find((t) => t.kind === "conversion")
+        return made === undefined ? Effect.succeed(undefined) : Conversions.getConversion(live, made.id)
+      })
+      const listed = yield* Conversions.listConversions(live, { limit: 10, offset: 0 })
+      assert.strictEqual(listed.meta.total, 1)
+      assert.strictEqual(recovered.id, listed.data[0]?.id)
+      assert.deepStrictEqual(seen, [[{ kind: "conversion", id: recovered.id }]])
+      // a different request under the key is still a conflict
+      const other = yield* Effect.flip(
+        Idempotency.idempotent(live, "k", "another", create, () => Effect.succeed(undefined))
+      )
+      assert.strictEqual(codeOf(other), "idempotency_conflict")
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
+
 describe("idempotency under concurrency", () => {
   it.effect("concurrent first uses of one key: exactly one effect", () =>
     Effect.gen(function* () {

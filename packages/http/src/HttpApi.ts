@@ -29,7 +29,7 @@ import { hostedHeaders, hostedHtml, hostedRoutes } from "./hosted.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
-import { ApiDescription, Background, type Caller, type Route, type Services } from "./Route.ts"
+import { ApiDescription, Background, type Caller, type Recover, type Route, type Services } from "./Route.ts"
 import { routesFor } from "./routes.ts"
 
 /** What every mount adapts: a web-standard handler. `remoteAddress` keys rate limits of requests without a valid key. */
@@ -543,7 +543,13 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     })
     const once =
       idempotencyKey !== undefined && caller !== undefined && !dry_run
-        ? Idempotency.idempotent(caller, idempotencyKey, fingerprint(r.method, state.req.pathname, text), work)
+        ? Idempotency.idempotent(
+            caller,
+            idempotencyKey,
+            fingerprint(r.method, state.req.pathname, text),
+            work,
+            r.recover === undefined ? undefined : (touched) => (r.recover as Recover)(caller, touched)
+          )
         : work
     const writes: OutboxWrites = { units: 0 }
     const exit = await runtime.runPromiseExit(

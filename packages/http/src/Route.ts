@@ -99,7 +99,19 @@ export interface Route {
    * advance drains the scheduler here); its value is the response body.
    */
   readonly after?: (value: unknown) => Effect.Effect<unknown, DomainError | StoreError, Services>
+  /**
+   * Answers a retry under the same Idempotency-Key when the first request's
+   * effect committed but its answer was lost (a crash in between): reads the
+   * object it wrote, named in `touched`. Undefined: such a retry gets 409.
+   */
+  readonly recover?: Recover
 }
+
+/** See `Route.recover`: the objects the first request wrote, `undefined` when none fits. */
+export type Recover = (
+  caller: Caller,
+  touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
+) => Effect.Effect<unknown, DomainError | StoreError, Services>
 
 /**
  * A typed row of the route table: `handle` sees the caller its `auth` implies

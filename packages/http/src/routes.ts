@@ -1,4 +1,4 @@
-import { Decimal, Errors, Instant, Requests, Resources } from "@xaalis/core"
+import { Decimal, type DomainError, Errors, Instant, Requests, Resources } from "@xaalis/core"
 import {
   Balance,
   Businesses,
@@ -13,11 +13,26 @@ import {
   SandboxClock,
   Scheduler,
   Store,
+  type StoreError,
   Transfers
 } from "@xaalis/engine"
 import { Clock, Effect, Option } from "effect"
-import { ApiDescription, Background, type Route, route } from "./Route.ts"
+import { ApiDescription, Background, type Caller, type Recover, type Route, route, type Services } from "./Route.ts"
 import { OpenApiDocument, WebhookDelivery, WebhookDeliveryList, webhookDelivery } from "./schemas.ts"
+
+/**
+ * `Route.recover` of a create: the object of `kind` the lost first request
+ * created, read back as `read` presents it (the create's answer).
+ */
+const recoverCreated =
+  (
+    kind: string,
+    read: (caller: Caller, id: string) => Effect.Effect<unknown, DomainError | StoreError, Services>
+  ): Recover =>
+  (caller, touched) => {
+    const made = touched.find((t) => t.kind === kind)
+    return made === undefined ? Effect.succeed(undefined) : read(caller, made.id)
+  }
 
 /**
  * THE route table: every operation of decisions §7 and §9, plus the two
@@ -83,7 +98,8 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.PaymentIntent,
     status: 201,
     dry_run: true,
-    handle: ({ caller, input, dry_run }) => PaymentIntents.createPaymentIntent(caller, input.data, { dry_run })
+    handle: ({ caller, input, dry_run }) => PaymentIntents.createPaymentIntent(caller, input.data, { dry_run }),
+    recover: recoverCreated("payment_intent", PaymentIntents.getPaymentIntent)
   }),
   route({
     operationId: "getPaymentIntent",
@@ -132,7 +148,8 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.CreatePaymentLinkBody,
     response: Resources.PaymentLink,
     status: 201,
-    handle: ({ caller, input }) => PaymentLinks.createPaymentLink(caller, input.data)
+    handle: ({ caller, input }) => PaymentLinks.createPaymentLink(caller, input.data),
+    recover: recoverCreated("payment_link", PaymentLinks.getPaymentLink)
   }),
   route({
     operationId: "getPaymentLink",
@@ -171,7 +188,11 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.CreateConversionBody,
     response: Resources.Conversion,
     status: 201,
-    handle: ({ caller, input }) => Conversions.createConversion(caller, input)
+    handle: ({ caller, input }) => Conversions.createConversion(caller, input),
+    // the create's answer is the object without its timeline (lookups add `events`)
+    recover: recoverCreated("conversion", (caller, id) =>
+      Effect.map(Conversions.getConversion(caller, id), ({ events: _, ...created }) => created)
+    )
   }),
   route({
     operationId: "getConversion",
@@ -216,7 +237,8 @@ export const routes: ReadonlyArray<Route> = [
         metadata: input.metadata,
         callback_url: input.callback_url,
         expires_at: input.expires_at?.ms
-      })
+      }),
+    recover: recoverCreated("payment_request", PaymentRequests.getPaymentRequest)
   }),
   route({
     operationId: "listPaymentRequests",
@@ -254,7 +276,8 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Invoice,
     status: 201,
     handle: ({ caller, input }) =>
-      Invoices.createInvoice(caller, { ...input.data, due_date: input.data.due_date?.text })
+      Invoices.createInvoice(caller, { ...input.data, due_date: input.data.due_date?.text }),
+    recover: recoverCreated("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "createDraftInvoice",
@@ -267,7 +290,8 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Invoice,
     status: 201,
     handle: ({ caller, input }) =>
-      Invoices.createDraftInvoice(caller, { ...input.data, due_date: input.data.due_date?.text })
+      Invoices.createDraftInvoice(caller, { ...input.data, due_date: input.data.due_date?.text }),
+    recover: recoverCreated("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "getInvoice",

@@ -75,4 +75,50 @@ describe("reference server restarted on the same DATA_DIR", () => {
     },
     60_000
   )
+
+  it("idempotent creates cut off by SIGKILL mid-stream: every key, retried after the restart, answers 201 with one object", async () => {
+    const data = tempDataDir()
+    try {
+      const first = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+      const key = (await call(first.url, "POST", "/v1/test_helpers/businesses", { body: { name: "Crash" } })).body
+        .secret_key_test
+      const create = (url: string, n: number) =>
+        call(url, "POST", "/v1/payments", {
+          key,
+          body: { data: { amount: 100 } },
+          headers: { "idempotency-key": `k-${n}` }
+        })
+      const sent: Array<number> = []
+      let stop = false
+      const worker = async (w: number) => {
+        for (let n = w; !stop; n += 16) {
+          sent.push(n)
+          await create(first.url, n).catch(() => undefined)
+        }
+      }
+      const workers = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)))
+      await new Promise((r) => setTimeout(r, 500))
+      await first.stop("SIGKILL")
+      stop = true
+      await workers
+
+      const second = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+      try {
+        const ids = new Set<string>()
+        for (const n of sent) {
+          const again = await create(second.url, n)
+          expect(again.status, `key k-${n}: ${again.text}`).toBe(201)
+          ids.add(again.body.payment_intent_id)
+        }
+        // one object per key: a key whose first answer was lost is answered from the object it created
+        const listed = await call(second.url, "GET", "/v1/payments?limit=1", { key })
+        expect(ids.size).toBe(sent.length)
+        expect(listed.body.meta.total).toBe(sent.length)
+      } finally {
+        await second.stop()
+      }
+    } finally {
+      data.cleanup()
+    }
+  }, 60_000)
 })

@@ -49,16 +49,20 @@ const conflict = (message: string) => new DomainError({ code: "idempotency_confl
  *   nothing runs.
  * - Same key, different fingerprint: `idempotency_conflict`.
  * - Same key while the first is still running, or after it was interrupted
- *   between its effects and their recording (a crash): `idempotency_conflict`,
- *   never a second effect. Server faults (`StoreError`, defects) are not recorded,
+ *   between its effects and their recording (a crash): answered by `recover`
+ *   from the objects the first one wrote when given (a create reads what it
+ *   created), else `idempotency_conflict` naming them; never a second effect. Server faults (`StoreError`, defects) are not recorded,
  *   so a retry after a fault that committed nothing runs again.
  */
-export const idempotent = <A, R>(
+export const idempotent = <A, R, R2 = never>(
   caller: Caller,
   key: string,
   fingerprint: string,
-  request: Effect.Effect<A, DomainError | StoreError, R>
-): Effect.Effect<A, DomainError | StoreError, R | Store | Ids> =>
+  request: Effect.Effect<A, DomainError | StoreError, R>,
+  recover?: (
+    touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
+  ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
+): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const id = rowId(caller, key)
     const t = yield* now
@@ -70,6 +74,13 @@ export const idempotent = <A, R>(
       }
       if (row.status !== "completed" || row.outcome === null) {
         const touched = row.touched ?? []
+        if (recover !== undefined && touched.length > 0) {
+          // the effect committed (the row commits with it): answer from the object it wrote
+          const recovered = yield* recover(
+            touched.map((t) => ({ kind: t.slice(0, t.indexOf(" ")), id: t.slice(t.indexOf(" ") + 1) }))
+          )
+          if (recovered !== undefined) return recovered
+        }
         const where =
           touched.length === 0
             ? "look the object up (e.g. in the list)"
