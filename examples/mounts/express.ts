@@ -11,7 +11,8 @@ import express from "express"
 export const start = async (
   port = Number(process.env.PORT ?? 3002)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  const api = makeHttpApi({ sandbox: true })
+  // links the API hands out (hosted pages) start with the public address
+  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
   const app = express()
   // Before any body parser: the API reads the exact body bytes itself.
   app.use(xaalisExpress(api.fetch))

@@ -10,7 +10,8 @@ import Fastify from "fastify"
 export const start = async (
   port = Number(process.env.PORT ?? 3003)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  const api = makeHttpApi({ sandbox: true })
+  // links the API hands out (hosted pages) start with the public address
+  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
   const app = Fastify()
   // The plugin reads every body as raw bytes in its own context; add `prefix` to mount it elsewhere.
   await app.register(xaalisFastify, { handler: api.fetch })

@@ -14,7 +14,11 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 
-const api = makeHttpApi({ sandbox: true })
+// links the API hands out (hosted pages) start with the public address
+const api = makeHttpApi({
+  sandbox: true,
+  baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3005}`
+})
 
 export default {
   fetch: api.fetch,

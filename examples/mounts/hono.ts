@@ -13,7 +13,8 @@ import { Hono } from "hono"
 export const start = async (
   port = Number(process.env.PORT ?? 3004)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  const api = makeHttpApi({ sandbox: true })
+  // links the API hands out (hosted pages) start with the public address
+  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
   const app = new Hono()
   app.get("/health", (c) => c.json({ ok: true }))
   // /v1/... and /docs go to the API (with the client address under @hono/node-server);

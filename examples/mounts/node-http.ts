@@ -11,7 +11,8 @@ import { makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 export const start = async (
   port = Number(process.env.PORT ?? 3001)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  const api = makeHttpApi({ sandbox: true })
+  // links the API hands out (hosted pages) start with the public address
+  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
   const server = createServer(toNodeListener(api.fetch))
   server.listen(port, "127.0.0.1")
   await once(server, "listening")

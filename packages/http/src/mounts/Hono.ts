@@ -10,7 +10,7 @@ import type { Schema } from "hono/types"
 import { contextOf, defaultPaths, type Handler, normalizePrefix } from "./internal.ts"
 
 export interface MountHonoOptions {
-  /** Path trees forwarded to the handler, under the prefix. Default `["/v1", "/docs"]`. */
+  /** Path trees forwarded to the handler, under the prefix. Default `["/v1", "/docs", "/pay"]`. */
   readonly paths?: ReadonlyArray<string>
   /**
    * The client address given to the handler. Default: the socket's peer address under
