@@ -42,7 +42,10 @@ export interface TransferId {
  * `0xabc…` name one transfer (chain explorers and watchers spell hashes with and
  * without the prefix, in either case).
  */
+const CANONICAL_HEX = /^0x[0-9a-f]+$/
+
 export const canonicalTxHash = (tx_hash: string): string => {
+  if (CANONICAL_HEX.test(tx_hash)) return tx_hash // the usual spelling: nothing to copy
   const h = tx_hash.trim().toLowerCase()
   return /^(?:0x)?[0-9a-f]+$/.test(h) ? (h.startsWith("0x") ? h : `0x${h}`) : h
 }
