@@ -57,6 +57,7 @@ export const transferKey = (t: TransferId): string => `${t.network}:${canonicalT
  * from `transferKey`: identity rows written before are still found under it.
  */
 export const legacyTransferKey = (t: TransferId): string | undefined => {
+  if (CANONICAL_HEX.test(t.tx_hash)) return undefined // already canonical: both keys are one
   const legacy = `${t.network}:${t.tx_hash.toLowerCase()}:${t.log_index}`
   return legacy === transferKey(t) ? undefined : legacy
 }

@@ -51,8 +51,12 @@ function exactReviver(this: unknown, key: string, value: unknown, context?: { so
   return typeof value === "number" ? Json.exactNumbers.call(this, key, value, context) : reviver(key, value)
 }
 
-/** A number literal a double may not hold exactly: 16+ digits in a row, or an exponent. */
-const INEXACT_NUMBER = /\d{16}|\d[eE]/
+/**
+ * A number literal a double may not hold exactly: 16+ digits (and dots), or an
+ * exponent. `encode` writes no spaces, so a number starts right after `:`, `,`
+ * or `[`; hex digits inside strings (ids, hashes) never match.
+ */
+const INEXACT_NUMBER = /[:,[]-?(?:[\d.]{16}|[\d.]+[eE])/
 
 /**
  * Reads back what `encode` wrote. Free-form caller data (metadata) may hold a

@@ -53,16 +53,22 @@ export const addressKey = (network: string, coin: string, address: string) =>
  * Chain adapter that issued mixed-case addresses) is still found when the
  * report spells it as it was issued.
  */
-export const ownerOfAddress = (tx: Tx, network: string, coin: string, address: string) =>
-  Effect.gen(function* () {
-    const keys = [addressKey(network, coin, address)]
-    if (network === "ARC" && address !== address.toLowerCase()) keys.push(`addr:${network}:${coin}:${address}`)
-    for (const key of keys) {
-      const doc = (yield* tx.getByKey("conversion", key)) ?? (yield* tx.getByKey("payment_request", key))
-      if (doc !== undefined) return doc
-    }
-    return undefined
-  })
+export const ownerOfAddress = (
+  tx: Tx,
+  network: string,
+  coin: string,
+  address: string
+): Effect.Effect<Doc | undefined, StoreError> => {
+  const byKey = (key: string) =>
+    Effect.flatMap(tx.getByKey("conversion", key), (doc) =>
+      doc !== undefined ? Effect.succeed(doc) : tx.getByKey("payment_request", key)
+    )
+  const found = byKey(addressKey(network, coin, address))
+  if (network !== "ARC" || address === address.toLowerCase()) return found
+  return Effect.flatMap(found, (doc) =>
+    doc !== undefined ? Effect.succeed(doc) : byKey(`addr:${network}:${coin}:${address}`)
+  )
+}
 
 const reference_attempts_max = 5
 
