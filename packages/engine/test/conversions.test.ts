@@ -13,6 +13,11 @@ const transfer = (to_address: string, amount: bigint, tx_hash: string, log_index
   log_index
 })
 
+/** 5,000 GMD paid in USDC on ARC: 72.14 USD (no network fee on ARC). */
+const arcConversion = { gmd_amount: 500000n, network: "ARC", pay_currency: "USDC" } as const
+const arcTransfer = (to_address: string, amount: bigint, tx_hash: string) =>
+  ({ ...transfer(to_address, amount, tx_hash), network: "ARC", coin: "USDC" }) as const
+
 const ledgerBalanced = Effect.gen(function* () {
   const store = yield* Store
   const entries = yield* store.ledger
@@ -60,21 +65,10 @@ describe("conversions through the engine", () => {
   it.effect("an ARC deposit address matches whatever the letter case of the report (EVM hex); TRC20's is exact", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
-      const arc = yield* Conversions.createConversion(live, {
-        gmd_amount: 500000n,
-        network: "ARC",
-        pay_currency: "USDC"
-      })
+      const arc = yield* Conversions.createConversion(live, arcConversion)
       assert.match(arc.pay_address, /^0x[0-9a-f]{40}$/)
       const checksummed = `0x${arc.pay_address.slice(2).toUpperCase()}`
-      const onArc = yield* Transfers.applyChainTransfer({
-        network: "ARC",
-        coin: "USDC",
-        to_address: checksummed,
-        amount: 72_140_000n,
-        tx_hash: "0xc",
-        log_index: 0
-      })
+      const onArc = yield* Transfers.applyChainTransfer(arcTransfer(checksummed, 72_140_000n, "0xc"))
       assert.deepStrictEqual(onArc, { tx_hash: "0xc", matched: { object: "conversion", id: arc.id }, applied: true })
       assert.strictEqual((yield* Conversions.getConversion(live, arc.id)).status, "paid")
       // base58 is case-sensitive: another case is another address, nothing is credited
@@ -91,11 +85,7 @@ describe("conversions through the engine", () => {
   it.effect("an ARC address claimed in mixed case before keys were lowercased is still found as issued", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
-      const arc = yield* Conversions.createConversion(live, {
-        gmd_amount: 500000n,
-        network: "ARC",
-        pay_currency: "USDC"
-      })
+      const arc = yield* Conversions.createConversion(live, arcConversion)
       const issued = `0x${arc.pay_address.slice(2).toUpperCase()}` // as a mixed-case adapter issued it
       // the row as an older version stored it: its address claim in the case it was issued
       const store = yield* Store
@@ -108,14 +98,7 @@ describe("conversions through the engine", () => {
           })
         )
       )
-      const outcome = yield* Transfers.applyChainTransfer({
-        network: "ARC",
-        coin: "USDC",
-        to_address: issued,
-        amount: 72_140_000n,
-        tx_hash: "0xe",
-        log_index: 0
-      })
+      const outcome = yield* Transfers.applyChainTransfer(arcTransfer(issued, 72_140_000n, "0xe"))
       assert.deepStrictEqual(outcome, { tx_hash: "0xe", matched: { object: "conversion", id: arc.id }, applied: true })
     }).pipe(Effect.provide(testLayer()))
   )

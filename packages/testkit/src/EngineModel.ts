@@ -263,13 +263,20 @@ const progressOf = (o: Obj): string =>
 
 /**
  * One outbox row per event and distinct target URL, whose payload shows the
- * object's status and running total right after the change.
+ * object's status and running total right after the change (or, for an event
+ * about something else than the object's state, the `payload` given).
  */
-const expectEvent = (m: Model, o: Obj, event: string, urls: ReadonlyArray<string | null>) => {
+const expectEvent = (
+  m: Model,
+  o: Obj,
+  event: string,
+  urls: ReadonlyArray<string | null>,
+  payload: { readonly status: string; readonly progress: string } = { status: o.status, progress: progressOf(o) }
+) => {
   const biz = bizOf(m, o)
   for (const url of new Set(urls)) {
     if (url === null) continue
-    const k = `${scopeKey(biz, o.mode)}|${o.id}|${event}|${o.status}|${progressOf(o)}`
+    const k = `${scopeKey(biz, o.mode)}|${o.id}|${event}|${payload.status}|${payload.progress}`
     m.events.set(k, (m.events.get(k) ?? 0) + 1)
   }
 }
@@ -634,11 +641,10 @@ const modelConversionTransfer = (m: Model, c: ConvM, amount: bigint): boolean =>
       held.gmd -= gmd
       c.payouts.push("succeeded")
       // the payout reached the wallet: transfer.succeeded with its amount, where the conversion's events go
-      for (const url of new Set([c.callback, biz.webhook])) {
-        if (url === null) continue
-        const k = `${scopeKey(biz, c.mode)}|${c.id}|transfer.succeeded|succeeded|${jsonMinor(gmd)}`
-        m.events.set(k, (m.events.get(k) ?? 0) + 1)
-      }
+      expectEvent(m, c, "transfer.succeeded", [c.callback, biz.webhook], {
+        status: "succeeded",
+        progress: String(jsonMinor(gmd))
+      })
     }
   }
   expectEvent(m, c, `ramp.${status}`, [c.callback, biz.webhook])

@@ -1,4 +1,5 @@
 import { Effect, Option, Schema, SchemaAST, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
+import { characters } from "../Text.ts"
 import { parseIso } from "../time/Instant.ts"
 import { isRawJson, utf8Length } from "./Json.ts"
 import {
@@ -82,23 +83,10 @@ export interface TextOptions {
   readonly format?: string
 }
 
-/** Code points of `s`, counting at most to `limit + 1`. */
-const codePoints = (s: string, limit: number): number => {
-  let n = 0
-  for (let i = 0; i < s.length && n <= limit; i++, n++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) i++
-    }
-  }
-  return n
-}
-
 /** At most `max` characters (code points); JSON Schema `maxLength`, which counts the same way. */
 const maxCharacters = (max: number) =>
   Schema.makeFilter<string>(
-    (s) => (s.length <= max || codePoints(s, max) <= max ? undefined : `must be at most ${max} characters`),
+    (s) => (s.length <= max || characters(s, max) <= max ? undefined : `must be at most ${max} characters`),
     { toJsonSchema: () => ({ maxLength: max }) }
   )
 
