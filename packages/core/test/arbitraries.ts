@@ -22,10 +22,6 @@ export const markup: fc.Arbitrary<Quote.Markup | undefined> = fc.oneof(
     .map((v): Quote.Markup => ({ type: "percentage", value: Decimal.make(BigInt(v), 2) }))
 )
 
-/** Whole dalasi, as butut. */
-export const wholeGmd = (max = 10_000_000): fc.Arbitrary<bigint> =>
-  fc.bigInt({ min: 0n, max: BigInt(max) }).map((g) => g * 100n)
-
 export const feePercent: fc.Arbitrary<Decimal.Decimal> = fc
   .integer({ min: 0, max: 500 })
   .map((v) => Decimal.make(BigInt(v), 2))
