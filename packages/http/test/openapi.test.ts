@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator"
 import { routes, routesFor } from "@xaalis/http"
 import { JsonSchema, Schema, SchemaRepresentation } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -89,6 +90,27 @@ describe("GET /v1/openapi.json", () => {
       for (const m of r.path.matchAll(/\{(\w+)\}/g)) expect(names).toContain(m[1])
     }
     expect(routesFor(false).every((r) => !r.sandbox_only)).toBe(true)
+  })
+
+  it("validates against the official OpenAPI 3.1 schema, with the sandbox on and off", async () => {
+    for (const sandbox of [true, false]) {
+      s = setup({ sandbox })
+      const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+      await s.api.dispose()
+      const validator = new Validator()
+      const result = await validator.validate(structuredClone(doc))
+      expect({ sandbox, version: validator.version, errors: result.errors }).toEqual({
+        sandbox,
+        version: "3.1",
+        errors: undefined
+      })
+      expect(result.valid).toBe(true)
+      // the validator does catch a broken document: a parameter in a place OpenAPI has no name for
+      const broken = structuredClone(doc)
+      broken.paths["/v1/balance"].get.parameters = [{ name: "x", in: "body", schema: { type: "string" } }]
+      expect((await new Validator().validate(broken)).valid).toBe(false)
+    }
+    s = setup()
   })
 
   it("has no dangling $ref", async () => {
