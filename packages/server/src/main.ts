@@ -1,3 +1,4 @@
+#!/usr/bin/env -S node --disable-warning=ExperimentalWarning
 /**
  * `npm start`: the reference server of decisions §9 with the settings of the
  * environment (see config.ts). Stops gracefully on SIGTERM/SIGINT; a second
