@@ -4,7 +4,8 @@
  *   node --conditions=@xaalis/source fastify.ts      (PORT, default 3003)
  */
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, runDueEvery, xaalisFastify } from "@xaalis/http"
+import { makeHttpApi, runDueEvery } from "@xaalis/http"
+import { xaalisFastify } from "@xaalis/http/fastify"
 import Fastify from "fastify"
 
 export const start = async (

@@ -1,3 +1,4 @@
 import { packageConfig } from "../../tsup.base.ts"
 
-export default packageConfig()
+// `@xaalis/http/fastify` is an entry of its own: only it names Fastify's types.
+export default packageConfig({ entry: ["src/index.ts", "src/fastify.ts"] })

@@ -13,8 +13,9 @@ import express from "express"
 import Fastify from "fastify"
 import { Hono } from "hono"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { xaalisFastify } from "../src/fastify.ts"
 import { internal_error_message } from "../src/HttpApi.ts"
-import { bodyConsumedHint, mountHono, toNodeListener, xaalisExpress, xaalisFastify } from "../src/mounts/index.ts"
+import { bodyConsumedHint, mountHono, toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
 
 type Handler = Parameters<typeof toNodeListener>[0]
 
