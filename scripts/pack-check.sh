@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# What a user of the published packages gets: `npm pack` of every package (after `npm run build`),
+# installed from the tarballs into an empty project outside the workspace, then
+#  - the declarations typecheck for an ESM and a CommonJS consumer with skipLibCheck off
+#    (no optional peer such as fastify installed),
+#  - an ESM program runs a conversion over the HTTP API on the embedded store and verifies a webhook,
+#  - every package loads with require(),
+#  - the `xaalis-server` bin starts, answers and stops on SIGTERM.
+# Needs the npm registry for the packages' own dependencies. Usage: npm run build && bash scripts/pack-check.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+server=""
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for p in core engine webhooks testkit store-sqlite store-postgres http server; do
+  [ -f "$root/packages/$p/dist/index.js" ] || { echo "packages/$p/dist is missing: run npm run build first"; exit 1; }
+  (cd "$root/packages/$p" && npm pack --silent --pack-destination "$work" > /dev/null)
+done
+mkdir "$work/app"
+cp "$root"/scripts/pack-check/* "$work/app/"
+cd "$work/app"
+echo '{ "name": "pack-check", "version": "1.0.0", "private": true, "type": "module" }' > package.json
+typescript="$(node -p 'require(process.argv[1]).devDependencies.typescript' "$root/package.json")"
+types_node="$(node -p 'require(process.argv[1]).devDependencies["@types/node"]' "$root/package.json")"
+npm install --silent --no-audit --no-fund "$work"/*.tgz "typescript@$typescript" "@types/node@$types_node" > /dev/null
+
+echo "pack-check: typecheck (ESM and CommonJS consumers, skipLibCheck off)"
+npx tsc -p tsconfig.json
+node smoke.mjs
+node smoke.cjs
+
+echo "pack-check: the xaalis-server bin"
+port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+PORT="$port" HOST=127.0.0.1 DATA_DIR="$work/data" ./node_modules/.bin/xaalis-server > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do
+  curl -sf "http://127.0.0.1:$port/v1/openapi.json" > /dev/null && break
+  sleep 0.2
+done
+status="$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/v1/test_helpers/businesses" \
+  -H 'content-type: application/json' -d '{"name":"bin"}')"
+[ "$status" = "201" ] || { echo "xaalis-server answered $status"; cat "$work/server.log"; exit 1; }
+kill -TERM "$server"
+wait "$server" || true
+server=""
+grep -q '"msg":"stopped"' "$work/server.log" || { echo "xaalis-server did not stop gracefully"; cat "$work/server.log"; exit 1; }
+if grep -q ExperimentalWarning "$work/server.log"; then echo "xaalis-server printed a warning"; cat "$work/server.log"; exit 1; fi
+echo "pack-check: ok"
