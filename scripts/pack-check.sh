@@ -6,9 +6,12 @@
 #  - an ESM program runs a conversion over the HTTP API on the embedded store and verifies a webhook,
 #  - every package loads with require(),
 #  - the `xaalis-server` bin starts, answers and stops on SIGTERM.
-# Needs the npm registry for the packages' own dependencies. Usage: npm run build && bash scripts/pack-check.sh
+# Needs the npm registry for the packages' own dependencies. Usage: npm run build && npm run pack-check
+# (through npm, so that it runs on the Node 24 of the node@24 devDependency, like every script)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)' ||
+  { echo "pack-check needs Node >= 22.19 (node:sqlite); run it as npm run pack-check"; exit 1; }
 work="$(mktemp -d)"
 server=""
 cleanup() {
