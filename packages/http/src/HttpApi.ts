@@ -736,7 +736,12 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   return {
     fetch,
     runDue: async () => {
-      const exit = await runtime.runPromiseExit(Effect.flatMap(Background, (b) => b.exclusive(Scheduler.runDue())))
+      // the sandbox clock first: another process on the same store may have advanced it
+      const exit = await runtime.runPromiseExit(
+        Effect.flatMap(Background, (b) =>
+          b.exclusive(Effect.andThen(SandboxClock.refreshIfPresent, Scheduler.runDue()))
+        )
+      )
       if (Exit.isFailure(exit)) report({ request_id: null, context: "runDue", cause: exit.cause })
     },
     dispose: async () => {

@@ -468,7 +468,8 @@ export const routes: ReadonlyArray<Route> = [
     summary: "Read the sandbox clock",
     response: Resources.SandboxClock,
     status: 200,
-    handle: () => sandboxNow
+    // another process on the same store may have advanced it
+    handle: () => Effect.andThen(SandboxClock.refreshIfPresent, sandboxNow)
   }),
   route({
     operationId: "advanceSandboxClock",

@@ -11,8 +11,11 @@ import { newDoc, revise, unitOfWork } from "../../usecases/common.ts"
  * The total advance is a system row of the Store (kind `counter`, id
  * `sandbox_clock`, no owner), read when the layer is built and written in the
  * unit of work of each advance: a server restarted on the same data keeps its
- * sandbox time. One process per store is assumed (another process's advances
- * are seen after a restart).
+ * sandbox time. Several processes on one store (PostgreSQL): an advance adds to
+ * the stored total, whoever made the others, and `refresh` re-reads it; the
+ * HTTP API refreshes before each pass of its due loop (about every second) and
+ * in the clock helpers, so another process's advance is seen within a pass, and
+ * at once by `GET /v1/test_helpers/clock`.
  */
 
 /** Id of the system row holding the total advance. */
@@ -34,6 +37,11 @@ export class SandboxClockControl extends Context.Service<
      * Store before it takes effect; returns the new sandbox time (epoch ms).
      */
     readonly advance: (ms: number) => Effect.Effect<number, StoreError>
+    /**
+     * Re-reads the stored total advance (another process's advances on the same
+     * Store); the clock never moves back. Returns the total, milliseconds.
+     */
+    readonly refresh: Effect.Effect<number, StoreError>
   }
 >()("@xaalis/engine/adapters/sandbox/SandboxClockControl") {}
 
@@ -98,10 +106,20 @@ export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.
         offset = Math.max(offset, total)
         return base.currentTimeMillisUnsafe() + offset
       })
-    const control = SandboxClockControl.of({ offset: Effect.sync(() => offset), advance })
+    const refresh = Effect.map(readOffset.pipe(Effect.provideService(Store, store)), (stored) => {
+      offset = Math.max(offset, stored)
+      return offset
+    })
+    const control = SandboxClockControl.of({ offset: Effect.sync(() => offset), advance, refresh })
     return Context.make(
       Clock.Clock,
       offsetClock(base, () => offset)
     ).pipe(Context.add(SandboxClockControl, control))
   })
+)
+
+/** `refresh` of the sandbox clock when there is one (the sandbox is on); nothing otherwise. */
+export const refreshIfPresent: Effect.Effect<void, StoreError> = Effect.flatMap(
+  Effect.serviceOption(SandboxClockControl),
+  (control) => (control._tag === "Some" ? Effect.asVoid(control.value.refresh) : Effect.void)
 )
