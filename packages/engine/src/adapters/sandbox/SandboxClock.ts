@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type Doc, Store, type StoreError, VersionConflict } from "../../ports/Store.ts"
 import { newDoc, revise, unitOfWork } from "../../usecases/common.ts"
 
@@ -121,5 +121,5 @@ export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.
 /** `refresh` of the sandbox clock when there is one (the sandbox is on); nothing otherwise. */
 export const refreshIfPresent: Effect.Effect<void, StoreError> = Effect.flatMap(
   Effect.serviceOption(SandboxClockControl),
-  (control) => (control._tag === "Some" ? Effect.asVoid(control.value.refresh) : Effect.void)
+  (control) => (Option.isSome(control) ? Effect.asVoid(control.value.refresh) : Effect.void)
 )
