@@ -192,10 +192,11 @@ withPostgres("PostgresStore specifics", (db) => {
       })
     ))
 
-  const overflowLines = (cause: string) =>
+  /** A balanced pair of ledger lines of `amount` (and its negation) under one transaction of `cause`. */
+  const linesOf = (cause: string, amount: bigint) =>
     [
-      { id: `${cause}_1`, amount: 10n ** 40n },
-      { id: `${cause}_2`, amount: -(10n ** 40n) }
+      { id: `${cause}_1`, amount },
+      { id: `${cause}_2`, amount: -amount }
     ].map((l) => ({
       ...l,
       transaction_id: `tx_${cause}`,
@@ -206,21 +207,9 @@ withPostgres("PostgresStore specifics", (db) => {
       created_at: 1,
       cause: `test/${cause}`
     }))
-
-  const fineLines = (cause: string) =>
-    [
-      { id: `${cause}_1`, amount: 5n },
-      { id: `${cause}_2`, amount: -5n }
-    ].map((l) => ({
-      ...l,
-      transaction_id: `tx_${cause}`,
-      business_id: "biz_a",
-      mode: "test" as const,
-      account: l.id,
-      currency: "GMD" as const,
-      created_at: 1,
-      cause: `test/${cause}`
-    }))
+  /** Amounts past the ledger's numeric(39, 0) column: refused by the database. */
+  const overflowLines = (cause: string) => linesOf(cause, 10n ** 40n)
+  const fineLines = (cause: string) => linesOf(cause, 5n)
 
   it("post is pipelined: a post PostgreSQL refuses fails the unit at its next statement or at commit, with its own error; nothing commits", () =>
     withStore(layer(), (store) =>
