@@ -22,4 +22,18 @@ describe("the README", () => {
     const steps = script.slice(script.indexOf("# 1.")).trimEnd()
     expect(read("README.md")).toContain(steps)
   })
+
+  it("approves in allowScripts every locked package with an install script (npm 12 blocks the others)", () => {
+    // npm ≥ 12 skips unapproved install scripts: without node's preinstall the
+    // node@24 devDependency has no binary and `npm run` falls back to the system Node.
+    const lock = JSON.parse(read("package-lock.json")) as {
+      packages: Record<string, { hasInstallScript?: boolean }>
+    }
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript === true)
+      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length))
+    const allowed = (JSON.parse(read("package.json")) as { allowScripts?: Record<string, boolean> }).allowScripts ?? {}
+    expect(withScripts).toContain("node")
+    for (const name of withScripts) expect(allowed[name], name).toBe(true)
+  })
 })
