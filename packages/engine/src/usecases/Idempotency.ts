@@ -96,22 +96,23 @@ export const idempotent = <A, R, R2 = never>(
     const store = yield* Store
     const ids = yield* Ids
     const owner = yield* ids.uuid
+    /** This request's first row for the key; `units` counts the units of work it has committed. */
+    const freshRow = (units: number): IdempotencyRow => ({
+      key,
+      fingerprint,
+      status: "in_progress",
+      owner,
+      units,
+      outcome: null,
+      expires_at: t + retention_ms
+    })
     /** Writes (or bumps) this key's row inside a unit of work of the request. */
     const mark = (tx: Tx) =>
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
         if (current === undefined) {
-          const row: IdempotencyRow = {
-            key,
-            fingerprint,
-            status: "in_progress",
-            owner,
-            units: 1,
-            outcome: null,
-            expires_at: t + retention_ms
-          }
           // a concurrent first use of the key fails here with DuplicateKey, rolling its unit back
-          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: row }))
+          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: freshRow(1) }))
         } else if (current.data.owner !== owner) {
           return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
         } else {
@@ -168,16 +169,7 @@ export const idempotent = <A, R, R2 = never>(
         const done = (base: IdempotencyRow): IdempotencyRow => ({ ...base, status: "completed", outcome })
         if (current === undefined) {
           // the request committed nothing (e.g. a validation error): record its outcome alone
-          const row: IdempotencyRow = {
-            key,
-            fingerprint,
-            status: "in_progress",
-            owner,
-            units: 0,
-            outcome: null,
-            expires_at: t + retention_ms
-          }
-          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: done(row) }))
+          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: done(freshRow(0)) }))
         } else if (current.data.owner !== owner) {
           return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
         } else {
