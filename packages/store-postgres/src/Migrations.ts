@@ -75,6 +75,17 @@ CREATE TABLE ledger (
 CREATE INDEX ledger_scope_idx ON ledger (business_id, mode, account, currency);
 CREATE INDEX ledger_transaction_idx ON ledger (transaction_id);
 `
+  },
+  {
+    // API key rows were written without an owner; key rolling lists a business's keys by owner.
+    version: 2,
+    name: "API keys owned by their business and mode",
+    sql: `
+UPDATE docs
+   SET business_id = data::jsonb ->> 'business_id',
+       mode        = data::jsonb ->> 'mode'
+ WHERE kind = 'api_key' AND business_id IS NULL;
+`
   }
 ]
 

@@ -1,5 +1,5 @@
-import { Store, type StoreError } from "@xaalis/engine"
-import { Cause, Effect, Exit, Result } from "effect"
+import { Businesses, type Ids, IdsAdapter, Store, type StoreError } from "@xaalis/engine"
+import { Cause, Effect, Exit, Layer, Result } from "effect"
 import type { Pool } from "pg"
 import { afterAll, expect, it } from "vitest"
 import { Migrations, PostgresStore } from "../src/index.ts"
@@ -142,5 +142,39 @@ withPostgres("PostgresStore migrations", () => {
   it("a schema name that is not a plain identifier is refused before anything runs", async () => {
     const exit = await start("x; DROP TABLE docs")
     expect(storeErrorOf(exit)?.message).toMatch(/plain lower-case identifier/)
+  })
+
+  it("version 2 gives API key rows written without an owner their business and mode, so rolling finds them", async () => {
+    const { schema, pool } = emptySchema()
+    const engine = Layer.merge(PostgresStore.layer({ connectionString: DATABASE_URL, schema }), IdsAdapter.layer)
+    const run = <A, E>(effect: Effect.Effect<A, E, Store | Ids>) =>
+      Effect.runPromise(Effect.provide(effect, engine) as Effect.Effect<A, unknown>)
+    const created = await run(Businesses.createBusiness({ name: "Old" }))
+    // the rows as version 1 code wrote them: no owner, and the database at version 1
+    await pool.query("UPDATE docs SET business_id = NULL, mode = NULL WHERE kind = 'api_key'")
+    await pool.query("DELETE FROM schema_migrations WHERE version >= 2")
+    const owners = async () =>
+      (
+        await pool.query<{ business_id: string | null; mode: string | null }>(
+          "SELECT business_id, mode FROM docs WHERE kind = 'api_key' ORDER BY mode, business_id"
+        )
+      ).rows.map((r) => ({ ...r }))
+    expect(await owners()).toStrictEqual([
+      { business_id: null, mode: null },
+      { business_id: null, mode: null }
+    ])
+    const rolled = await run(Businesses.rollApiKey({ business_id: created.id, mode: "live" }))
+    expect(rolled.previous_keys).toBe(1)
+    expect(await versions(pool)).toStrictEqual(Migrations.steps.map((s) => s.version))
+    const outcome = (key: string) =>
+      run(Effect.match(Businesses.authenticate(key), { onFailure: () => "refused", onSuccess: (c) => c.mode }))
+    expect(await outcome(created.secret_key_live)).toBe("refused")
+    expect(await outcome(created.secret_key_test)).toBe("test")
+    expect(await outcome(rolled.secret_key)).toBe("live")
+    expect(await owners()).toStrictEqual([
+      { business_id: created.id, mode: "live" },
+      { business_id: created.id, mode: "live" },
+      { business_id: created.id, mode: "test" }
+    ])
   })
 })

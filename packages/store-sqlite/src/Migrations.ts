@@ -81,9 +81,22 @@ CREATE TABLE ledger (
 CREATE INDEX ledger_balances ON ledger (business_id, mode, account, currency, amount);
 `
 
+/**
+ * Version 2. API key rows were written without an owner; key rolling lists a
+ * business's keys by owner, so each row takes the business and mode its own
+ * record names. Rows already owned are left as they are.
+ */
+const v2 = `
+UPDATE docs
+   SET business_id = json_extract(data, '$.business_id'),
+       mode        = json_extract(data, '$.mode')
+ WHERE kind = 'api_key' AND business_id IS NULL;
+`
+
 /** Every step, in order. The last one's version is the schema this code writes. */
 export const migrations: ReadonlyArray<Migration> = [
-  { version: 1, name: "documents, unique keys and the ledger", sql: v1 }
+  { version: 1, name: "documents, unique keys and the ledger", sql: v1 },
+  { version: 2, name: "API keys owned by their business and mode", sql: v2 }
 ]
 
 /** The schema version this code writes and reads. */

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
-import { Store } from "@xaalis/engine"
-import { Cause, Effect, Exit } from "effect"
+import { Businesses, IdsAdapter, Store } from "@xaalis/engine"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { Migrations, SqliteStore } from "../src/index.ts"
 
@@ -137,7 +137,7 @@ describe("migrations", () => {
 
   it("a new step is applied once, after the ones already applied; a failing step rolls the whole migration back", () => {
     const path = join(dir, `raw-${files++}.sqlite`)
-    const v1 = Migrations.migrations
+    const v1 = Migrations.migrations.slice(0, 1)
     const v2 = [...v1, { version: 2, name: "a column", sql: "ALTER TABLE docs ADD COLUMN note TEXT" }]
     const broken = [
       ...v2,
@@ -188,5 +188,47 @@ describe("migrations", () => {
     expect(existsSync(path)).toBe(true)
     expect(existsSync(`${path}-wal`)).toBe(false)
     expect(raw(path, (db) => db.prepare("SELECT count(*) AS n FROM docs").get()?.n)).toBe(1)
+  })
+
+  it("version 2 gives API key rows written without an owner their business and mode, so rolling finds them", async () => {
+    const path = freshPath()
+    const engine = Layer.merge(SqliteStore.layer({ path }), IdsAdapter.layer)
+    const created = await Effect.runPromise(Effect.provide(Businesses.createBusiness({ name: "Old" }), engine))
+    // the rows as version 1 code wrote them: no owner, and the database at version 1
+    raw(path, (db) => {
+      db.exec("UPDATE docs SET business_id = NULL, mode = NULL WHERE kind = 'api_key'")
+      db.exec("DELETE FROM schema_migrations WHERE version >= 2")
+    })
+    const owners = () =>
+      raw(path, (db) =>
+        db
+          .prepare("SELECT business_id, mode FROM docs WHERE kind = 'api_key' ORDER BY mode")
+          .all()
+          .map((r) => ({ ...r }))
+      )
+    expect(owners()).toStrictEqual([
+      { business_id: null, mode: null },
+      { business_id: null, mode: null }
+    ])
+    const rolled = await Effect.runPromise(
+      Effect.provide(Businesses.rollApiKey({ business_id: created.id, mode: "live" }), engine)
+    )
+    expect(rolled.previous_keys).toBe(1)
+    expect(versions(path).map((r) => r.version)).toStrictEqual([1, 2])
+    const outcome = (key: string) =>
+      Effect.runPromise(
+        Effect.provide(
+          Effect.match(Businesses.authenticate(key), { onFailure: () => "refused", onSuccess: (c) => c.mode }),
+          engine
+        )
+      )
+    expect(await outcome(created.secret_key_live)).toBe("refused")
+    expect(await outcome(created.secret_key_test)).toBe("test")
+    expect(await outcome(rolled.secret_key)).toBe("live")
+    expect(owners()).toStrictEqual([
+      { business_id: created.id, mode: "live" },
+      { business_id: created.id, mode: "live" },
+      { business_id: created.id, mode: "test" }
+    ])
   })
 })

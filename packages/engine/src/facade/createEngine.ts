@@ -9,7 +9,7 @@ import { Config, defaultEngineConfig, type EngineConfig } from "../Config.ts"
 import * as Dispatcher from "../outbox/Dispatcher.ts"
 import type { Ids } from "../ports/Ids.ts"
 import type { Notifier } from "../ports/Notifier.ts"
-import type { Store, StoreError } from "../ports/Store.ts"
+import type { Mode, Store, StoreError } from "../ports/Store.ts"
 import * as Scheduler from "../Scheduler.ts"
 import * as Balance from "../usecases/Balance.ts"
 import * as Businesses from "../usecases/Businesses.ts"
@@ -105,6 +105,9 @@ export const createEngine = (options: EngineOptions) => {
     createBusiness: (input: { name?: string; webhook_url?: string } = {}) =>
       run(Effect.flatMap(decode(Requests.CreateBusinessBody, input), (b) => Businesses.createBusiness(b))),
     authenticate: (apiKey: string | undefined): Promise<Caller> => run(Businesses.authenticate(apiKey)),
+    /** A new secret key for the business in `mode`; its earlier keys stop `expires_in_seconds` from now (default 0: at once). */
+    rollApiKey: (input: { business_id: string; mode: Mode; expires_in_seconds?: number }) =>
+      run(Businesses.rollApiKey(input)),
     createConversion: (caller: Caller, body: unknown, options: { readonly idempotency_key?: string } = {}) =>
       run(
         once(

@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { DomainError } from "@xaalis/core"
+import { DomainError, Errors } from "@xaalis/core"
 import { Context, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, type Mode, Store, type StoreError, type Tx } from "../ports/Store.ts"
-import { type Caller, newDoc, now, unitOfWork } from "./common.ts"
+import { type Caller, newDoc, notFound, now, revise, unitOfWork } from "./common.ts"
 
 export interface Business {
   readonly id: string
@@ -20,11 +20,31 @@ interface ApiKeyRow {
   readonly mode: Mode
   /** sha256 of the key, hex; the key itself is never stored. */
   readonly hash: string
+  /**
+   * Epoch ms from which the key no longer authenticates (set by `rollApiKey`);
+   * absent or null: no expiry. Rows written before key rolling have none.
+   */
+  readonly expires_at?: number | null
 }
 
 export const hashKey = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")
 
 const base64url = (b: Uint8Array) => Buffer.from(b).toString("base64url")
+
+/** A new secret key of `mode` (`sk_test_…`/`sk_live_…`, 24 random bytes). */
+const newSecretKey = (ids: Ids["Service"], mode: Mode) =>
+  Effect.map(ids.bytes(24), (bytes) => `sk_${mode}_${base64url(bytes)}`)
+
+/**
+ * Stores the hash of `key` as a key of the business in `mode`. The row is
+ * scoped to the business and mode, so `rollApiKey` can list a business's keys;
+ * its id is the hash, so `authenticate` finds it with one read.
+ */
+const insertKey = (tx: Tx, key: string, scope: { readonly business_id: string; readonly mode: Mode }, t: number) => {
+  const hash = hashKey(key)
+  const row: ApiKeyRow = { business_id: scope.business_id, mode: scope.mode, hash }
+  return tx.insert(newDoc({ kind: "api_key", id: hash, scope, now: t, data: row }))
+}
 
 export interface CreatedBusiness {
   readonly id: string
@@ -44,8 +64,8 @@ export const createBusiness = Effect.fn("createBusiness")(function* (input: {
   const t = yield* now
   const id = yield* ids.uuid
   const account_id = yield* ids.uuid
-  const secret_key_test = `sk_test_${base64url(yield* ids.bytes(24))}`
-  const secret_key_live = `sk_live_${base64url(yield* ids.bytes(24))}`
+  const secret_key_test = yield* newSecretKey(ids, "test")
+  const secret_key_live = yield* newSecretKey(ids, "live")
   const webhook_secret = `whsec_${Buffer.from(yield* ids.bytes(32)).toString("base64")}`
   const business: Business = {
     id,
@@ -58,14 +78,8 @@ export const createBusiness = Effect.fn("createBusiness")(function* (input: {
   yield* unitOfWork((tx) =>
     Effect.gen(function* () {
       yield* tx.insert(newDoc({ kind: "business", id, scope: null, now: t, data: business }))
-      for (const [key, mode] of [
-        [secret_key_test, "test"],
-        [secret_key_live, "live"]
-      ] as const) {
-        const hash = hashKey(key)
-        const row: ApiKeyRow = { business_id: id, mode, hash }
-        yield* tx.insert(newDoc({ kind: "api_key", id: hash, scope: null, now: t, data: row }))
-      }
+      yield* insertKey(tx, secret_key_test, { business_id: id, mode: "test" }, t)
+      yield* insertKey(tx, secret_key_live, { business_id: id, mode: "live" }, t)
     })
   ).pipe(Effect.orDie)
   const created: CreatedBusiness = {
@@ -85,17 +99,33 @@ const unauthenticated = new DomainError({ code: "authentication_error", message:
 
 const failUnauthenticated = Effect.fail(unauthenticated)
 
-/** The caller of a stored key row, read in the unit of work `tx`. */
-const callerOf = (tx: Tx, hash: string, row: Doc | undefined): Effect.Effect<Caller, DomainError | StoreError> => {
+/** A key that authenticates: its caller, and when it stops (epoch ms; null: never). */
+export interface KeyGrant {
+  readonly caller: Caller
+  readonly expires_at: number | null
+}
+
+/** The grant of a stored key row at time `t`, read in the unit of work `tx`. */
+const grantOf = (
+  tx: Tx,
+  hash: string,
+  row: Doc | undefined,
+  t: number
+): Effect.Effect<KeyGrant, DomainError | StoreError> => {
   const data = row?.data as ApiKeyRow | undefined
   if (data === undefined || !timingSafeEqual(Buffer.from(data.hash, "hex"), Buffer.from(hash, "hex"))) {
     return failUnauthenticated
   }
+  const expires_at = data.expires_at ?? null
+  if (expires_at !== null && expires_at <= t) return failUnauthenticated
   return Effect.flatMap(tx.get("business", data.business_id), (business) => {
     if (business === undefined) return failUnauthenticated
     const b = business.data as Business
-    const caller: Caller = { business_id: b.id, account_id: b.account_id, mode: data.mode }
-    return Effect.succeed(caller)
+    const grant: KeyGrant = {
+      caller: { business_id: b.id, account_id: b.account_id, mode: data.mode },
+      expires_at
+    }
+    return Effect.succeed(grant)
   })
 }
 
@@ -108,15 +138,99 @@ const callerOf = (tx: Tx, hash: string, row: Doc | undefined): Effect.Effect<Cal
  * straight on the Store (a unit that only reads cannot meet a version
  * conflict, so `unitOfWork`'s retry has nothing to do), untraced.
  */
-export const authenticate = (key: string | undefined): Effect.Effect<Caller, DomainError | StoreError, Store> => {
+export const authenticate = (key: string | undefined): Effect.Effect<Caller, DomainError | StoreError, Store> =>
+  Effect.map(grant(key), (g) => g.caller)
+
+/**
+ * `authenticate`, with the key's expiry: what a cache of authenticated keys
+ * needs to stop honouring a rolled key on time. A key whose expiry has passed
+ * (on the engine's Clock) answers `authentication_error`, like an unknown one.
+ */
+export const grant = (key: string | undefined): Effect.Effect<KeyGrant, DomainError | StoreError, Store> => {
   if (key === undefined || !KEY_SHAPE.test(key)) return failUnauthenticated
   const hash = hashKey(key)
   return Effect.contextWith((context: Context.Context<Store>) =>
-    Context.get(context, Store).transact((tx) =>
-      Effect.flatMap(tx.get("api_key", hash), (row) => callerOf(tx, hash, row))
+    Effect.flatMap(now, (t) =>
+      Context.get(context, Store).transact((tx) =>
+        Effect.flatMap(tx.get("api_key", hash), (row) => grantOf(tx, hash, row, t))
+      )
     )
   )
 }
+
+/** The longest a rolled key keeps working: 7 days. */
+export const roll_expiry_max_seconds = 7 * 24 * 3600
+
+export interface RolledKey {
+  /** The new secret key, handed out once: only its hash is stored. */
+  readonly secret_key: string
+  readonly mode: Mode
+  /** When the business's earlier keys of this mode stop (epoch ms); `expires_in_seconds` 0 means now. */
+  readonly previous_keys_expire_at: number
+  /** How many earlier keys this roll shortened (keys already expiring sooner keep their expiry). */
+  readonly previous_keys: number
+}
+
+/**
+ * Rolls the secret key of a business in one mode: a new key, and every earlier
+ * key of that business and mode stops working `expires_in_seconds` from now
+ * (0, the default: at once, which is how a leaked key is revoked; at most 7
+ * days, for a planned rotation while deployments switch). One unit of work: the
+ * new key and the expiries commit together or not at all. Keys of the other
+ * mode and of other businesses are untouched.
+ *
+ * There is deliberately no HTTP operation for this: a key must not be able to
+ * roll itself (whoever stole it could lock its owner out). Call it from the
+ * operator's own back office, then `forgetKeys()` in every process that caches
+ * keys (`@xaalis/http` caches them for at most its `authCache.ttlMs`).
+ */
+export const rollApiKey = Effect.fn("rollApiKey")(function* (input: {
+  readonly business_id: string
+  readonly mode: Mode
+  readonly expires_in_seconds?: number
+}) {
+  const seconds = input.expires_in_seconds ?? 0
+  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > roll_expiry_max_seconds) {
+    return yield* Effect.fail(
+      Errors.validation(
+        `expires_in_seconds must be a whole number from 0 to ${roll_expiry_max_seconds} (7 days).`,
+        "expires_in_seconds"
+      )
+    )
+  }
+  if (input.mode !== "test" && input.mode !== "live") {
+    return yield* Effect.fail(Errors.validation("mode must be test or live.", "mode"))
+  }
+  const ids = yield* Ids
+  const t = yield* now
+  const secret_key = yield* newSecretKey(ids, input.mode)
+  const expires_at = t + seconds * 1000
+  const scope = { business_id: input.business_id, mode: input.mode }
+  const previous_keys = yield* unitOfWork((tx) =>
+    Effect.gen(function* () {
+      if ((yield* tx.get("business", input.business_id)) === undefined) {
+        return yield* Effect.fail(notFound("business", input.business_id))
+      }
+      let shortened = 0
+      for (let offset = 0; ; offset += key_page) {
+        const { docs } = yield* tx.list("api_key", scope, { limit: key_page, offset })
+        for (const doc of docs as ReadonlyArray<Doc<ApiKeyRow>>) {
+          const current = doc.data.expires_at ?? null
+          if (current !== null && current <= expires_at) continue
+          yield* tx.update(revise(doc, { ...doc.data, expires_at }))
+          shortened += 1
+        }
+        if (docs.length < key_page) break
+      }
+      yield* insertKey(tx, secret_key, scope, t)
+      return shortened
+    })
+  )
+  const rolled: RolledKey = { secret_key, mode: input.mode, previous_keys_expire_at: expires_at, previous_keys }
+  return rolled
+})
+
+const key_page = 100
 
 /** The business record (webhook URL and secret) of a scope. */
 export const getBusiness = (business_id: string) =>
