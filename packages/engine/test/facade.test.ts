@@ -45,6 +45,16 @@ describe("Promise facade", () => {
         .createConversion(live, { gmd_amount: 7000 }, { idempotency_key: "order-42" })
         .catch((e: unknown) => e)
       expect((clash as DomainError).code).toBe("idempotency_conflict")
+
+      const rolled = await engine.rollApiKey({ business_id: biz.id, mode: "live" })
+      expect(await engine.authenticate(rolled.secret_key)).toEqual(live)
+      const revoked = await engine.authenticate(biz.secret_key_live).catch((e: unknown) => e)
+      expect((revoked as DomainError).code).toBe("authentication_error")
+      const tooLong = await engine
+        .rollApiKey({ business_id: biz.id, mode: "test", expires_in_seconds: 8 * 86_400 })
+        .catch((e: unknown) => e)
+      expect((tooLong as DomainError).code).toBe("validation_error")
+      expect(await engine.authenticate(biz.secret_key_test)).toEqual(test)
     } finally {
       await engine.dispose()
     }

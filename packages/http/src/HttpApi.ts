@@ -53,9 +53,10 @@ export interface HttpApi {
   readonly ready: () => Promise<void>
   /**
    * Forgets every API key authenticated so far (see `HttpApiOptions.authCache`):
-   * the next request with any key looks it up in the store again. A key
-   * revocation must call this in every process serving the API, in the same
-   * step that revokes, so that the key stops working at once.
+   * the next request with any key looks it up in the store again. Call it after
+   * rolling a key with immediate effect (`Businesses.rollApiKey`), in every
+   * process serving the API, so that the old key stops at once rather than
+   * within the cache's `ttlMs`.
    */
   readonly forgetKeys: () => void
 }
@@ -102,14 +103,19 @@ export interface HttpApiOptions {
   readonly baseUrl?: string
   /**
    * Keeps the callers of API keys that authenticated (by the SHA-256 of the
-   * key; at most `max`, default 10,000, oldest dropped first), so a request
-   * with a known key skips the store's key lookup. Unknown and invalid keys are
-   * never kept: they are looked up every time, and a new key works at once.
-   * There is no key revocation yet; one must call `forgetKeys()` (in every
-   * process) when it revokes. `false` turns the cache off: every request reads
-   * its key from the store. Default on.
+   * key; at most `max`, default 10,000, oldest dropped first) for `ttlMs`
+   * (default 60,000), so a request with a known key skips the store's key
+   * lookup. Unknown and invalid keys are never kept: they are looked up every
+   * time, and a new key works at once. Nor are keys with an expiry (a rolled
+   * key in its grace period): their expiry is checked on every request.
+   *
+   * A key rolled with immediate effect (`Businesses.rollApiKey`) therefore
+   * stops in every process within `ttlMs`; call `forgetKeys()` in the process
+   * that rolled (and, to make it immediate everywhere, in every other one).
+   * `false` turns the cache off: every request reads its key from the store.
+   * Default on.
    */
-  readonly authCache?: { readonly max?: number } | false
+  readonly authCache?: { readonly max?: number; readonly ttlMs?: number } | false
   /** Called once per request, after the answer is built. */
   readonly onRequest?: (entry: RequestLog) => void
   /** Called with every internal fault. */
@@ -190,27 +196,39 @@ const invalid: AuthState = { kind: "invalid" }
 
 /**
  * Callers of keys that authenticated, by the key's SHA-256 (hex). At most
- * `max` entries; past it the oldest goes. A hit compares the stored digest
- * with the presented key's in constant time, like the store lookup does.
+ * `max` entries; past it the oldest goes. An entry is used for `ttlMs` after it
+ * was stored (monotonic time), then looked up again. A hit compares the stored
+ * digest with the presented key's in constant time, like the store lookup does.
  */
 class KeyCache {
-  readonly #entries = new Map<string, { readonly digest: Buffer; readonly state: AuthState }>()
+  readonly #entries = new Map<
+    string,
+    { readonly digest: Buffer; readonly state: AuthState; readonly stored_at: number }
+  >()
   readonly #max: number
-  constructor(max: number) {
+  readonly #ttlMs: number
+  constructor(max: number, ttlMs: number) {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError("authCache.max must be a whole number >= 1")
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError("authCache.ttlMs must be a whole number >= 1")
     this.#max = max
+    this.#ttlMs = ttlMs
   }
   get(hash: string): AuthState | undefined {
     const entry = this.#entries.get(hash)
     if (entry === undefined) return undefined
+    if (performance.now() - entry.stored_at >= this.#ttlMs) {
+      this.#entries.delete(hash)
+      return undefined
+    }
     return timingSafeEqual(entry.digest, Buffer.from(hash, "hex")) ? entry.state : undefined
   }
   set(hash: string, state: AuthState): void {
+    this.#entries.delete(hash)
     if (this.#entries.size >= this.#max) {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
-    this.#entries.set(hash, { digest: Buffer.from(hash, "hex"), state })
+    this.#entries.set(hash, { digest: Buffer.from(hash, "hex"), state, stored_at: performance.now() })
   }
   clear(): void {
     this.#entries.clear()
@@ -608,7 +626,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- before routing: who is calling, how often
-  const keyCache = options.authCache === false ? undefined : new KeyCache(options.authCache?.max ?? 10_000)
+  const keyCache =
+    options.authCache === false
+      ? undefined
+      : new KeyCache(options.authCache?.max ?? 10_000, options.authCache?.ttlMs ?? 60_000)
 
   /**
    * Who is calling, without the store when that can be told at once: no key,
@@ -624,10 +645,11 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   const lookup = (key: string, hash: string): Effect.Effect<AuthState, unknown, Services> =>
-    Businesses.authenticate(key).pipe(
-      Effect.map((caller): AuthState => {
-        const state: AuthState = { kind: "ok", caller }
-        keyCache?.set(hash, state)
+    Businesses.grant(key).pipe(
+      Effect.map((grant): AuthState => {
+        const state: AuthState = { kind: "ok", caller: grant.caller }
+        // a key with an expiry is checked against it (on the engine's clock) on every request
+        if (grant.expires_at === null) keyCache?.set(hash, state)
         return state
       }),
       Effect.catchIf(

@@ -3,7 +3,7 @@
  * key already authenticated (the cache, and how it is emptied), and the webhook
  * dispatcher after a write that committed no outbox row.
  */
-import { Businesses, type Doc, MemoryStore, Store } from "@xaalis/engine"
+import { Businesses, IdsAdapter, MemoryStore, Store } from "@xaalis/engine"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import type { HttpApiOptions } from "../src/HttpApi.ts"
@@ -45,15 +45,13 @@ const withStore = (options: HttpApiOptions = {}) => {
   return c
 }
 
-/** Makes `key` unknown in the store, as a revocation would (there is no revocation operation yet). */
-const revoke = (inner: Store["Service"], key: string) =>
+/** Rolls the business's key of `key`'s mode straight on the store, as an operator's back office would. */
+const roll = (inner: Store["Service"], key: string, expires_in_seconds = 0) =>
   Effect.runPromise(
-    inner.transact((tx) =>
-      Effect.gen(function* () {
-        const row = (yield* tx.get("api_key", Businesses.hashKey(key))) as Doc<{ hash: string }>
-        yield* tx.update({ ...row, version: row.version + 1, data: { ...row.data, hash: "00".repeat(32) } })
-      })
-    )
+    Effect.gen(function* () {
+      const caller = yield* Businesses.authenticate(key)
+      return yield* Businesses.rollApiKey({ business_id: caller.business_id, mode: caller.mode, expires_in_seconds })
+    }).pipe(Effect.provide(Layer.merge(Layer.succeed(Store, inner), IdsAdapter.layer)))
   )
 
 describe("the authenticated-key cache", () => {
@@ -79,13 +77,47 @@ describe("the authenticated-key cache", () => {
     expect(c.counts.api_key_reads - before).toBe(3)
   })
 
-  it("forgetKeys() makes the next request read the store: a revoked key stops working at once", async () => {
+  it("forgetKeys() makes the next request read the store: a key rolled at once stops working at once", async () => {
     const c = withStore()
     const { secret_key_test: key } = await s.business()
     expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200)
-    await revoke(c.inner, key)
+    const rolled = await roll(c.inner, key)
     s.api.forgetKeys()
     expectError(await s.call("GET", "/v1/balance", { key }), 401, "authentication_error")
+    expect((await s.call("GET", "/v1/balance", { key: rolled.secret_key })).status).toBe(200)
+  })
+
+  it("keeps a key for ttlMs only: a key rolled elsewhere stops here within it, without forgetKeys()", async () => {
+    const c = withStore({ authCache: { ttlMs: 5_000 } })
+    const { secret_key_test: key } = await s.business()
+    vi.useFakeTimers({ toFake: ["performance"] })
+    try {
+      expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200)
+      await roll(c.inner, key)
+      // still within ttlMs: the cache answers (this is the staleness the ttl bounds)
+      vi.advanceTimersByTime(4_999)
+      expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200)
+      vi.advanceTimersByTime(1)
+      expectError(await s.call("GET", "/v1/balance", { key }), 401, "authentication_error")
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it("never keeps a key in its grace period: its expiry is checked on every request, on the sandbox clock", async () => {
+    const c = withStore()
+    const { secret_key_test: key } = await s.business()
+    const rolled = await roll(c.inner, key, 3600)
+    const before = c.counts.api_key_reads
+    for (let i = 0; i < 3; i++) expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200)
+    expect(c.counts.api_key_reads - before).toBe(3)
+    const advanced = await s.call("POST", "/v1/test_helpers/clock/advance", {
+      key: rolled.secret_key,
+      body: { seconds: 3600 }
+    })
+    expect(advanced.status).toBe(200)
+    expectError(await s.call("GET", "/v1/balance", { key }), 401, "authentication_error")
+    expect((await s.call("GET", "/v1/balance", { key: rolled.secret_key })).status).toBe(200)
   })
 
   it("authCache: false reads the store on every request (a revoked key fails at once without forgetKeys)", async () => {
@@ -94,7 +126,7 @@ describe("the authenticated-key cache", () => {
     const before = c.counts.api_key_reads
     for (let i = 0; i < 3; i++) expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200)
     expect(c.counts.api_key_reads - before).toBe(3)
-    await revoke(c.inner, key)
+    await roll(c.inner, key)
     expectError(await s.call("GET", "/v1/balance", { key }), 401, "authentication_error")
   })
 
@@ -110,8 +142,9 @@ describe("the authenticated-key cache", () => {
     expect(c.counts.api_key_reads - before).toBe(1)
   })
 
-  it("refuses a max below 1", () => {
+  it("refuses a max or a ttlMs below 1", () => {
     expect(() => setup({ authCache: { max: 0 } })).toThrow(RangeError)
+    expect(() => setup({ authCache: { ttlMs: 0 } })).toThrow(RangeError)
     s = setup()
   })
 })
