@@ -5,7 +5,7 @@
 #    (no optional peer such as fastify installed),
 #  - an ESM program runs a conversion over the HTTP API on the embedded store and verifies a webhook,
 #  - every package loads with require(),
-#  - the `xaalis-server` bin starts, answers and stops on SIGTERM.
+#  - the `xaalis-server` bin starts, answers and stops on SIGTERM; its create-business command runs.
 # Needs the npm registry for the packages' own dependencies. Usage: npm run build && npm run pack-check
 # (through npm, so that it runs on the Node 24 of the node@24 devDependency, like every script)
 set -euo pipefail
@@ -53,4 +53,8 @@ wait "$server" || true
 server=""
 grep -q '"msg":"stopped"' "$work/server.log" || { echo "xaalis-server did not stop gracefully"; cat "$work/server.log"; exit 1; }
 if grep -q ExperimentalWarning "$work/server.log"; then echo "xaalis-server printed a warning"; cat "$work/server.log"; exit 1; fi
+# an operator command of the same bin, on the data the server left
+DATA_DIR="$work/data" ./node_modules/.bin/xaalis-server create-business --name cli > "$work/admin.json" 2> "$work/admin.err" \
+  || { echo "xaalis-server create-business failed"; cat "$work/admin.err"; exit 1; }
+grep -q '"secret_key_live": "sk_live_' "$work/admin.json" || { echo "create-business printed no key"; cat "$work/admin.json"; exit 1; }
 echo "pack-check: ok"

@@ -142,6 +142,19 @@ describe("the authenticated-key cache", () => {
     expect(c.counts.api_key_reads - before).toBe(1)
   })
 
+  it("forgets every key when the sandbox clock moves: a key cached before its roll ends with its grace period", async () => {
+    const c = withStore()
+    const { secret_key_test: key } = await s.business()
+    expect((await s.call("GET", "/v1/balance", { key })).status).toBe(200) // cached, no expiry yet
+    const rolled = await roll(c.inner, key, 3600)
+    const advanced = await s.call("POST", "/v1/test_helpers/clock/advance", {
+      key: rolled.secret_key,
+      body: { seconds: 3600 }
+    })
+    expect(advanced.status).toBe(200)
+    expectError(await s.call("GET", "/v1/balance", { key }), 401, "authentication_error")
+  })
+
   it("refuses a max or a ttlMs below 1", () => {
     expect(() => setup({ authCache: { max: 0 } })).toThrow(RangeError)
     expect(() => setup({ authCache: { ttlMs: 0 } })).toThrow(RangeError)

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { isCommand, runAdmin, usage } from "./admin.ts"
 import { ConfigError, fromEnv } from "./config.ts"
 import { legacyDataHint } from "./legacy.ts"
 import { jsonLines } from "./log.ts"
@@ -23,6 +24,24 @@ const main = async () => {
       process.exit(2)
     }
     throw e
+  }
+  const [command, ...args] = process.argv.slice(2)
+  if (command !== undefined) {
+    // an operator's command (admin.ts) instead of the server
+    if (command === "help" || command === "--help" || command === "-h") {
+      process.stdout.write(
+        `xaalis-server            start the reference server (settings from the environment)\n${usage}\n`
+      )
+      process.exit(0)
+    }
+    if (!isCommand(command)) {
+      process.stderr.write(`xaalis: unknown command "${command}"\n${usage}\n`)
+      process.exit(2)
+    }
+    const outcome = await runAdmin(command, args, config)
+    process.stdout.write(outcome.stdout)
+    process.stderr.write(outcome.stderr)
+    process.exit(outcome.code)
   }
   // Handlers first: a signal that arrives before any listener exists kills the process outright.
   let server: RunningServer | undefined

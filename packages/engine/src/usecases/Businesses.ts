@@ -224,7 +224,10 @@ export const rollApiKey = Effect.fn("rollApiKey")(function* (input: {
       }
       yield* insertKey(tx, secret_key, scope, t)
       return shortened
-    })
+    }).pipe(
+      // key rows have no secondary keys, and a new key's hash colliding (24 random bytes) is not a case to handle
+      Effect.catchTag("DuplicateKey", Effect.die)
+    )
   )
   const rolled: RolledKey = { secret_key, mode: input.mode, previous_keys_expire_at: expires_at, previous_keys }
   return rolled

@@ -1,0 +1,120 @@
+/**
+ * The operator's commands of the reference server, run against the store the
+ * server uses (the same environment: DATA_DIR, DATABASE_URL, STORE, SANDBOX),
+ * while it runs or not:
+ *
+ *   xaalis-server create-business [--name NAME] [--webhook-url URL]
+ *   xaalis-server roll-key --business ID --mode test|live [--expires-in SECONDS]
+ *
+ * Each prints one JSON object on stdout (secret keys are shown once, as at
+ * creation) and exits 0; bad input prints the catalogue error on stderr and
+ * exits 2, changing nothing. They exist because neither has an HTTP operation
+ * outside the sandbox: business creation is a sandbox helper, and a key must
+ * never be able to roll itself.
+ */
+import { parseArgs } from "node:util"
+import { DomainError, decodeRequest, Requests } from "@xaalis/core"
+import { Businesses, type Ids, IdsAdapter, SandboxClock, type Store, type StoreError } from "@xaalis/engine"
+import { Cause, Effect, Exit, Layer, Result } from "effect"
+import type { ServerConfig } from "./config.ts"
+import { storeLayer } from "./store.ts"
+
+export const commands = ["create-business", "roll-key"] as const
+export type Command = (typeof commands)[number]
+
+export const isCommand = (word: string | undefined): word is Command => commands.includes(word as Command)
+
+export interface AdminOutcome {
+  /** 0 done, 2 refused (bad arguments or a catalogue error), 1 a fault (the store could not be used). */
+  readonly code: 0 | 1 | 2
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const usage = `usage:
+  xaalis-server create-business [--name NAME] [--webhook-url URL]
+  xaalis-server roll-key --business ID --mode test|live [--expires-in SECONDS]
+      (--expires-in: how long the earlier keys keep working, 0 to 604800; default 0: revoked at once)`
+
+const refused = (message: string): AdminOutcome => ({ code: 2, stdout: "", stderr: `xaalis: ${message}\n` })
+
+const parse = (command: Command, args: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options:
+      command === "create-business"
+        ? { name: { type: "string" }, "webhook-url": { type: "string" } }
+        : { business: { type: "string" }, mode: { type: "string" }, "expires-in": { type: "string" } }
+  }).values as Record<string, string | undefined>
+
+/** The work of `command`, as an Effect on the engine's services. */
+const work = (
+  command: Command,
+  values: Record<string, string | undefined>
+): Effect.Effect<unknown, DomainError | StoreError, Store | Ids> => {
+  if (command === "create-business") {
+    const body = {
+      ...(values.name === undefined ? {} : { name: values.name }),
+      ...(values["webhook-url"] === undefined ? {} : { webhook_url: values["webhook-url"] })
+    }
+    return Effect.flatMap(Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)), (input) =>
+      Businesses.createBusiness(input)
+    )
+  }
+  const business = values.business
+  const mode = values.mode
+  const seconds = values["expires-in"] ?? "0"
+  if (business === undefined)
+    return Effect.fail(new DomainError({ code: "validation_error", message: "--business is required." }))
+  if (mode !== "test" && mode !== "live") {
+    return Effect.fail(new DomainError({ code: "validation_error", message: "--mode must be test or live." }))
+  }
+  if (!/^\d{1,7}$/.test(seconds)) {
+    return Effect.fail(
+      new DomainError({ code: "validation_error", message: "--expires-in must be a whole number of seconds." })
+    )
+  }
+  return Effect.map(
+    Businesses.rollApiKey({ business_id: business, mode, expires_in_seconds: Number(seconds) }),
+    (rolled) => ({
+      business_id: business,
+      mode: rolled.mode,
+      secret_key: rolled.secret_key,
+      previous_keys: rolled.previous_keys,
+      previous_keys_expire_at: new Date(rolled.previous_keys_expire_at).toISOString()
+    })
+  )
+}
+
+/**
+ * Runs one operator command against the configured store. The clock is the
+ * server's: in the sandbox, the sandbox clock (real time plus the stored
+ * advances), so a grace period counts in the time the server checks keys with.
+ */
+export const runAdmin = async (
+  command: Command,
+  args: ReadonlyArray<string>,
+  config: ServerConfig
+): Promise<AdminOutcome> => {
+  let values: Record<string, string | undefined>
+  try {
+    values = parse(command, args)
+  } catch (e) {
+    return refused(`${e instanceof Error ? e.message : String(e)}\n${usage}`)
+  }
+  if (config.store.kind === "memory") {
+    return refused("STORE=memory keeps nothing after this command: run it against DATA_DIR or DATABASE_URL.")
+  }
+  const services = Layer.mergeAll(IdsAdapter.layer, config.sandbox ? SandboxClock.layer : Layer.empty).pipe(
+    Layer.provideMerge(storeLayer(config.store))
+  )
+  const exit = await Effect.runPromiseExit(Effect.provide(work(command, values), services))
+  if (Exit.isSuccess(exit)) return { code: 0, stdout: `${JSON.stringify(exit.value, null, 2)}\n`, stderr: "" }
+  const failure = Result.getOrUndefined(Cause.findError(exit.cause))
+  if (failure instanceof DomainError) {
+    return { code: 2, stdout: "", stderr: `${JSON.stringify(failure.toJSON())}\n` }
+  }
+  return { code: 1, stdout: "", stderr: `xaalis: ${command} failed: ${Cause.pretty(exit.cause)}\n` }
+}

@@ -1,0 +1,99 @@
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { call, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+/** `xaalis-server <args>` as an operator runs it, on `dataDir`: exit code, stdout, stderr. */
+const admin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ["--conditions=@xaalis/source", main, ...args], {
+      env: { ...process.env, DATABASE_URL: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString()
+    })
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString()
+    })
+    child.once("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+describe("operator commands of xaalis-server", () => {
+  let data = tempDataDir()
+  let server: ServerProcess | undefined
+  beforeEach(() => {
+    data = tempDataDir()
+    server = undefined
+  })
+  afterEach(async () => {
+    await server?.stop()
+    data.cleanup()
+  })
+
+  it("create-business with the sandbox off, then roll-key against the running server's store", async () => {
+    const env = { DATA_DIR: data.dir, SANDBOX: "0" }
+    const created = await admin(["create-business", "--name", "Kairaba Coffee"], env)
+    expect(created.code).toBe(0)
+    const biz = JSON.parse(created.stdout)
+    expect(biz).toMatchObject({ name: "Kairaba Coffee" })
+    expect(biz.secret_key_live).toMatch(/^sk_live_/)
+
+    server = await startServerProcess(env, data.dir)
+    const url = server.url
+    expect((await call(url, "GET", "/v1/balance", { key: biz.secret_key_test })).status).toBe(200)
+    // with the sandbox off there is no business creation over HTTP
+    expect((await call(url, "POST", "/v1/test_helpers/businesses", { body: {} })).status).toBe(404)
+
+    // a rolled key with a grace period: both keys work; the test key is untouched
+    const graceful = await admin(["roll-key", "--business", biz.id, "--mode", "live", "--expires-in", "3600"], env)
+    expect(graceful.code).toBe(0)
+    const first = JSON.parse(graceful.stdout)
+    expect(first).toMatchObject({ business_id: biz.id, mode: "live", previous_keys: 1 })
+    expect(Date.parse(first.previous_keys_expire_at) - Date.now()).toBeGreaterThan(3_500_000)
+    expect((await call(url, "GET", "/v1/balance", { key: first.secret_key })).status).toBe(200)
+    expect((await call(url, "GET", "/v1/balance", { key: biz.secret_key_live })).status).toBe(200)
+
+    // revoked at once: the key in its grace period (never cached: it has an expiry) fails on its next request
+    const now = await admin(["roll-key", "--business", biz.id, "--mode", "live"], env)
+    expect(now.code).toBe(0)
+    const second = JSON.parse(now.stdout)
+    expect(second.previous_keys).toBe(2) // the original key's grace period is cut short too
+    const refused = await call(url, "GET", "/v1/balance", { key: biz.secret_key_live })
+    expect(refused.status).toBe(401)
+    expect(refused.body).toEqual({ error: { message: "Invalid API key.", code: "authentication_error" } })
+    expect((await call(url, "GET", "/v1/balance", { key: second.secret_key })).status).toBe(200)
+    expect((await call(url, "GET", "/v1/balance", { key: biz.secret_key_test })).status).toBe(200)
+  }, 60_000)
+
+  it("bad input: the catalogue error or the usage on stderr, exit 2, nothing changed", async () => {
+    const env = { DATA_DIR: data.dir }
+    const biz = JSON.parse((await admin(["create-business"], env)).stdout)
+    const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
+      [["roll-key", "--business", biz.id, "--mode", "prod"], /"code":"validation_error"/],
+      [["roll-key", "--business", biz.id, "--mode", "live", "--expires-in", "604801"], /"code":"validation_error"/],
+      [["roll-key", "--business", biz.id, "--mode", "live", "--expires-in", "-5"], /validation_error|usage/],
+      [["roll-key", "--mode", "live"], /--business is required/],
+      [["roll-key", "--business", "no-such-business", "--mode", "live"], /"code":"not_found"/],
+      [["roll-key", "--business", biz.id, "--mode", "live", "--bogus"], /Unknown option '--bogus'[\s\S]*usage/],
+      [["create-business", "--webhook-url", "not a url"], /"code":"validation_error"/],
+      [["frobnicate"], /unknown command "frobnicate"/]
+    ]
+    for (const [args, stderr] of cases) {
+      const outcome = await admin(args, env)
+      expect([args.join(" "), outcome.code, outcome.stdout]).toEqual([args.join(" "), 2, ""])
+      expect(outcome.stderr).toMatch(stderr)
+    }
+    const memory = await admin(["create-business"], { STORE: "memory" })
+    expect([memory.code, memory.stderr]).toEqual([2, expect.stringContaining("STORE=memory keeps nothing")])
+    // the keys still work: nothing was rolled
+    server = await startServerProcess(env, data.dir)
+    expect((await call(server.url, "GET", "/v1/balance", { key: biz.secret_key_live })).status).toBe(200)
+    const help = await admin(["help"], env)
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("roll-key --business ID")])
+  }, 60_000)
+})
