@@ -55,6 +55,9 @@ describe("Promise facade", () => {
         .catch((e: unknown) => e)
       expect((tooLong as DomainError).code).toBe("validation_error")
       expect(await engine.authenticate(biz.secret_key_test)).toEqual(test)
+      const secret = await engine.rollWebhookSecret({ business_id: biz.id, expires_in_seconds: 60 })
+      expect(secret.webhook_secret).toMatch(/^whsec_/)
+      expect(secret.webhook_secret).not.toBe(biz.webhook_secret)
     } finally {
       await engine.dispose()
     }

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DeliveryFailed, Dispatcher, type Notifier, type Outbox } from "@xaalis/engine"
+import { Businesses, DeliveryFailed, Dispatcher, type Notifier, type Outbox } from "@xaalis/engine"
 import { verify, type WebhookEventName } from "@xaalis/webhooks"
 import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
 import { HttpNotifier } from "../src/notifier/index.ts"
 import {
@@ -71,6 +72,61 @@ describe("HttpNotifier: a delivery", () => {
       assert.deepStrictEqual(verify(r.body, r.headers, secret, { scheme: "standard" }), expected)
       assert.deepStrictEqual(verify(r.body, r.headers, secret, { scheme: "service" }), expected)
       assert.deepStrictEqual(new Webhook(secret).verify(r.body.toString("utf8"), plainHeaders(r)), JSON.parse(body))
+    }).pipe(Effect.provide(storeLayer))
+  )
+
+  it.effect(
+    "after a secret roll: both secrets sign during the grace period (on the engine clock), then the new one alone",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* startReceiver(() => ok)
+        const { business, notifier } = yield* setup({ allowLoopbackHttp: true })
+        const old = business.webhook_secret
+        const rolled = yield* Businesses.rollWebhookSecret({ business_id: business.id, expires_in_seconds: 3600 })
+        const fresh = rolled.webhook_secret
+        assert.notStrictEqual(fresh, old)
+        const expected = { event: "ramp.paid", payload: JSON.parse(body).payload }
+
+        yield* notifier.deliver(delivery(business.id, receiver.url("/hooks")))
+        const during = receiver.received[0]!
+        assert.strictEqual(String(during.headers["webhook-signature"]).split(" ").length, 2)
+        // a receiver that knows only the old secret verifies both schemes; one that has the new one, the standard one
+        assert.deepStrictEqual(verify(during.body, during.headers, old, { scheme: "standard" }), expected)
+        assert.deepStrictEqual(verify(during.body, during.headers, old, { scheme: "service" }), expected)
+        assert.deepStrictEqual(verify(during.body, during.headers, fresh, { scheme: "standard" }), expected)
+        assert.deepStrictEqual(
+          new Webhook(fresh).verify(during.body.toString("utf8"), plainHeaders(during)),
+          JSON.parse(body)
+        )
+        assert.deepStrictEqual(
+          new Webhook(old).verify(during.body.toString("utf8"), plainHeaders(during)),
+          JSON.parse(body)
+        )
+
+        yield* TestClock.adjust("3600 seconds")
+        yield* notifier.deliver(delivery(business.id, receiver.url("/hooks")))
+        const after = receiver.received[1]!
+        assert.strictEqual(String(after.headers["webhook-signature"]).split(" ").length, 1)
+        assert.deepStrictEqual(verify(after.body, after.headers, fresh, { scheme: "standard" }), expected)
+        assert.deepStrictEqual(verify(after.body, after.headers, fresh, { scheme: "service" }), expected)
+        for (const scheme of ["standard", "service"] as const) {
+          assert.throws(() => verify(after.body, after.headers, old, { scheme }), /signature/i)
+        }
+      }).pipe(Effect.provide(storeLayer))
+  )
+
+  it.effect("after an immediate secret roll (a leaked secret): the old secret signs nothing more", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startReceiver(() => ok)
+      const { business, notifier } = yield* setup({ allowLoopbackHttp: true })
+      const rolled = yield* Businesses.rollWebhookSecret({ business_id: business.id })
+      yield* notifier.deliver(delivery(business.id, receiver.url("/hooks")))
+      const r = receiver.received[0]!
+      assert.strictEqual(String(r.headers["webhook-signature"]).split(" ").length, 1)
+      assert.strictEqual(verify(r.body, r.headers, rolled.webhook_secret, { scheme: "service" }).event, "ramp.paid")
+      for (const scheme of ["standard", "service"] as const) {
+        assert.throws(() => verify(r.body, r.headers, business.webhook_secret, { scheme }), /signature/i)
+      }
     }).pipe(Effect.provide(storeLayer))
   )
 

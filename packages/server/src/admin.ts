@@ -5,6 +5,7 @@
  *
  *   xaalis-server create-business [--name NAME] [--webhook-url URL]
  *   xaalis-server roll-key --business ID --mode test|live [--expires-in SECONDS]
+ *   xaalis-server roll-webhook-secret --business ID [--expires-in SECONDS]
  *
  * Each prints one JSON object on stdout (secret keys are shown once, as at
  * creation) and exits 0; bad input prints the catalogue error on stderr and
@@ -19,7 +20,7 @@ import { Cause, Effect, Exit, Layer, Result } from "effect"
 import type { ServerConfig } from "./config.ts"
 import { storeLayer } from "./store.ts"
 
-export const commands = ["create-business", "roll-key"] as const
+export const commands = ["create-business", "roll-key", "roll-webhook-secret"] as const
 export type Command = (typeof commands)[number]
 
 export const isCommand = (word: string | undefined): word is Command => commands.includes(word as Command)
@@ -34,7 +35,9 @@ export interface AdminOutcome {
 export const usage = `usage:
   xaalis-server create-business [--name NAME] [--webhook-url URL]
   xaalis-server roll-key --business ID --mode test|live [--expires-in SECONDS]
-      (--expires-in: how long the earlier keys keep working, 0 to 604800; default 0: revoked at once)`
+  xaalis-server roll-webhook-secret --business ID [--expires-in SECONDS]
+      (--expires-in: how long the earlier keys keep working, or the old secret keeps signing beside
+       the new one: 0 to 604800 seconds; default 0: revoked at once)`
 
 const refused = (message: string): AdminOutcome => ({ code: 2, stdout: "", stderr: `xaalis: ${message}\n` })
 
@@ -46,8 +49,12 @@ const parse = (command: Command, args: ReadonlyArray<string>) =>
     options:
       command === "create-business"
         ? { name: { type: "string" }, "webhook-url": { type: "string" } }
-        : { business: { type: "string" }, mode: { type: "string" }, "expires-in": { type: "string" } }
+        : command === "roll-key"
+          ? { business: { type: "string" }, mode: { type: "string" }, "expires-in": { type: "string" } }
+          : { business: { type: "string" }, "expires-in": { type: "string" } }
   }).values as Record<string, string | undefined>
+
+const invalid = (message: string) => Effect.fail(new DomainError({ code: "validation_error", message }))
 
 /** The work of `command`, as an Effect on the engine's services. */
 const work = (
@@ -64,18 +71,21 @@ const work = (
     )
   }
   const business = values.business
-  const mode = values.mode
   const seconds = values["expires-in"] ?? "0"
-  if (business === undefined)
-    return Effect.fail(new DomainError({ code: "validation_error", message: "--business is required." }))
-  if (mode !== "test" && mode !== "live") {
-    return Effect.fail(new DomainError({ code: "validation_error", message: "--mode must be test or live." }))
-  }
-  if (!/^\d{1,7}$/.test(seconds)) {
-    return Effect.fail(
-      new DomainError({ code: "validation_error", message: "--expires-in must be a whole number of seconds." })
+  if (business === undefined) return invalid("--business is required.")
+  if (!/^\d{1,7}$/.test(seconds)) return invalid("--expires-in must be a whole number of seconds.")
+  if (command === "roll-webhook-secret") {
+    return Effect.map(
+      Businesses.rollWebhookSecret({ business_id: business, expires_in_seconds: Number(seconds) }),
+      (rolled) => ({
+        business_id: business,
+        webhook_secret: rolled.webhook_secret,
+        previous_secret_expires_at: new Date(rolled.previous_secret_expires_at).toISOString()
+      })
     )
   }
+  const mode = values.mode
+  if (mode !== "test" && mode !== "live") return invalid("--mode must be test or live.")
   return Effect.map(
     Businesses.rollApiKey({ business_id: business, mode, expires_in_seconds: Number(seconds) }),
     (rolled) => ({

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { verify } from "@xaalis/webhooks"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { call, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
+import { call, receiver, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 
@@ -70,6 +71,38 @@ describe("operator commands of xaalis-server", () => {
     expect((await call(url, "GET", "/v1/balance", { key: biz.secret_key_test })).status).toBe(200)
   }, 60_000)
 
+  it("roll-webhook-secret: during the grace period a delivery verifies with the old secret and the new one", async () => {
+    const env = { DATA_DIR: data.dir }
+    const hooks = await receiver()
+    try {
+      const biz = JSON.parse((await admin(["create-business", "--webhook-url", `${hooks.url}/hooks`], env)).stdout)
+      const rolled = await admin(["roll-webhook-secret", "--business", biz.id, "--expires-in", "3600"], env)
+      expect(rolled.code).toBe(0)
+      const fresh = JSON.parse(rolled.stdout)
+      expect(fresh.webhook_secret).toMatch(/^whsec_/)
+      expect(Date.parse(fresh.previous_secret_expires_at) - Date.now()).toBeGreaterThan(3_500_000)
+
+      server = await startServerProcess(env, data.dir)
+      const key = biz.secret_key_live
+      const conversion = await call(server.url, "POST", "/v1/minting/offramp", { key, body: { gmd_amount: 5000 } })
+      expect(conversion.status).toBe(201)
+      const paid = await call(server.url, "POST", "/v1/test_helpers/chain/transfers", {
+        key,
+        body: { network: "TRC20", currency: "USDT", to_address: conversion.body.pay_address, amount: 73.64 }
+      })
+      expect(paid.body.applied).toBe(true)
+      await hooks.waitFor((rs) => rs.some((r) => JSON.parse(r.body).event === "ramp.paid"))
+      const hook = hooks.received.find((r) => JSON.parse(r.body).event === "ramp.paid")!
+      // a receiver still on the old secret verifies either scheme; one already on the new secret, the standard one
+      expect(verify(hook.body, hook.headers, biz.webhook_secret, { scheme: "service" }).event).toBe("ramp.paid")
+      expect(verify(hook.body, hook.headers, biz.webhook_secret, { scheme: "standard" }).event).toBe("ramp.paid")
+      expect(verify(hook.body, hook.headers, fresh.webhook_secret, { scheme: "standard" }).event).toBe("ramp.paid")
+      expect(() => verify(hook.body, hook.headers, fresh.webhook_secret, { scheme: "service" })).toThrow(/signature/i)
+    } finally {
+      await hooks.close()
+    }
+  }, 60_000)
+
   it("bad input: the catalogue error or the usage on stderr, exit 2, nothing changed", async () => {
     const env = { DATA_DIR: data.dir }
     const biz = JSON.parse((await admin(["create-business"], env)).stdout)
@@ -81,6 +114,9 @@ describe("operator commands of xaalis-server", () => {
       [["roll-key", "--business", "no-such-business", "--mode", "live"], /"code":"not_found"/],
       [["roll-key", "--business", biz.id, "--mode", "live", "--bogus"], /Unknown option '--bogus'[\s\S]*usage/],
       [["create-business", "--webhook-url", "not a url"], /"code":"validation_error"/],
+      [["roll-webhook-secret", "--business", biz.id, "--expires-in", "604801"], /"code":"validation_error"/],
+      [["roll-webhook-secret", "--business", "no-such-business"], /"code":"not_found"/],
+      [["roll-webhook-secret", "--business", biz.id, "--mode", "live"], /Unknown option '--mode'/],
       [["frobnicate"], /unknown command "frobnicate"/]
     ]
     for (const [args, stderr] of cases) {

@@ -74,6 +74,37 @@ describe("sign", () => {
     )
   })
 
+  it("during a rotation: one v1 signature per secret; x-service-signature with the last (oldest) secret", () => {
+    const newer = `whsec_${randomBytes(32).toString("base64")}`
+    const headers = sign(body, [newer, secret], { id: "evt_1", timestamp: new Date() })
+    const signatures = headers["webhook-signature"].split(" ")
+    expect(signatures).toHaveLength(2)
+    expect(signatures[0]).toBe(
+      sign(body, newer, { id: "evt_1", timestamp: Number(headers["webhook-timestamp"]) })["webhook-signature"]
+    )
+    // the standardwebhooks library accepts it under either secret, and not under a third
+    expect(new Webhook(newer).verify(body, { ...headers })).toEqual(JSON.parse(body))
+    expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body))
+    const other = `whsec_${randomBytes(32).toString("base64")}`
+    expect(() => new Webhook(other).verify(body, { ...headers })).toThrow(/signature/i)
+    // x-service-signature: the old secret's, so a receiver that knows only it keeps verifying that scheme
+    const expected = createHmac("sha512", Buffer.from(secret, "utf8")).update(Buffer.from(body, "utf8")).digest("hex")
+    expect(headers["x-service-signature"]).toBe(expected)
+    expect(verify(body, headers, secret).event).toBe("ramp.paid")
+    expect(verify(body, headers, newer).event).toBe("ramp.paid")
+    expect(verify(body, { "x-service-signature": headers["x-service-signature"] }, secret).event).toBe("ramp.paid")
+    expect(() => verify(body, { "x-service-signature": headers["x-service-signature"] }, newer)).toThrow(/signature/i)
+    // one byte changed: no secret verifies
+    const changed = body.replace("73.64", "73.65")
+    expect(() => verify(changed, headers, [newer, secret])).toThrow(/signature/i)
+  })
+
+  it("refuses an empty list of secrets, or a malformed one among them", () => {
+    expect(() => sign(body, [], { id: "e", timestamp: 1 })).toThrow(TypeError)
+    expect(() => sign(body, [secret, "whsec_not base64!"], { id: "e", timestamp: 1 })).toThrow(TypeError)
+    expect(() => sign(body, ["whsec_", secret], { id: "e", timestamp: 1 })).toThrow(TypeError)
+  })
+
   it("lists the specification's ten event names", () => {
     expect(webhookEventNames).toHaveLength(10)
     expect(new Set(webhookEventNames).size).toBe(10)

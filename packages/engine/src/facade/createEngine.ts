@@ -108,6 +108,9 @@ export const createEngine = (options: EngineOptions) => {
     /** A new secret key for the business in `mode`; its earlier keys stop `expires_in_seconds` from now (default 0: at once). */
     rollApiKey: (input: { business_id: string; mode: Mode; expires_in_seconds?: number }) =>
       run(Businesses.rollApiKey(input)),
+    /** A new webhook secret; the replaced one keeps signing beside it `expires_in_seconds` (default 0: not at all). */
+    rollWebhookSecret: (input: { business_id: string; expires_in_seconds?: number }) =>
+      run(Businesses.rollWebhookSecret(input)),
     createConversion: (caller: Caller, body: unknown, options: { readonly idempotency_key?: string } = {}) =>
       run(
         once(

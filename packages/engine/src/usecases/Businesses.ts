@@ -10,10 +10,24 @@ export interface Business {
   readonly account_id: string
   readonly name: string
   readonly webhook_url: string | null
-  /** `whsec_<base64 of 32 random bytes>`, handed out once at creation. */
+  /** `whsec_<base64 of 32 random bytes>`, handed out once at creation (and at each roll). */
   readonly webhook_secret: string
+  /**
+   * Secrets replaced by `rollWebhookSecret` that still sign deliveries until
+   * `expires_at` (epoch ms, engine clock), newest first. Absent: none.
+   */
+  readonly previous_webhook_secrets?: ReadonlyArray<{ readonly secret: string; readonly expires_at: number }>
   readonly created_at: number
 }
+
+/**
+ * The secrets that sign a delivery of `business` at time `t`, newest first:
+ * the current one, then the rolled ones whose grace period has not ended.
+ */
+export const signingSecrets = (business: Business, t: number): ReadonlyArray<string> => [
+  business.webhook_secret,
+  ...(business.previous_webhook_secrets ?? []).filter((p) => p.expires_at > t).map((p) => p.secret)
+]
 
 interface ApiKeyRow {
   readonly business_id: string
@@ -30,6 +44,10 @@ interface ApiKeyRow {
 export const hashKey = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")
 
 const base64url = (b: Uint8Array) => Buffer.from(b).toString("base64url")
+
+/** A new webhook secret: `whsec_<base64 of 32 random bytes>` (the Standard Webhooks form). */
+const newWebhookSecret = (ids: Ids["Service"]) =>
+  Effect.map(ids.bytes(32), (bytes) => `whsec_${Buffer.from(bytes).toString("base64")}`)
 
 /** A new secret key of `mode` (`sk_test_…`/`sk_live_…`, 24 random bytes). */
 const newSecretKey = (ids: Ids["Service"], mode: Mode) =>
@@ -66,7 +84,7 @@ export const createBusiness = Effect.fn("createBusiness")(function* (input: {
   const account_id = yield* ids.uuid
   const secret_key_test = yield* newSecretKey(ids, "test")
   const secret_key_live = yield* newSecretKey(ids, "live")
-  const webhook_secret = `whsec_${Buffer.from(yield* ids.bytes(32)).toString("base64")}`
+  const webhook_secret = yield* newWebhookSecret(ids)
   const business: Business = {
     id,
     account_id,
@@ -189,15 +207,7 @@ export const rollApiKey = Effect.fn("rollApiKey")(function* (input: {
   readonly mode: Mode
   readonly expires_in_seconds?: number
 }) {
-  const seconds = input.expires_in_seconds ?? 0
-  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > roll_expiry_max_seconds) {
-    return yield* Effect.fail(
-      Errors.validation(
-        `expires_in_seconds must be a whole number from 0 to ${roll_expiry_max_seconds} (7 days).`,
-        "expires_in_seconds"
-      )
-    )
-  }
+  const seconds = yield* gracePeriod(input.expires_in_seconds)
   if (input.mode !== "test" && input.mode !== "live") {
     return yield* Effect.fail(Errors.validation("mode must be test or live.", "mode"))
   }
@@ -234,6 +244,60 @@ export const rollApiKey = Effect.fn("rollApiKey")(function* (input: {
 })
 
 const key_page = 100
+
+/** The shared check of a roll's grace period, in whole seconds from 0 to 7 days. */
+const gracePeriod = (seconds: number | undefined) => {
+  const value = seconds ?? 0
+  return Number.isSafeInteger(value) && value >= 0 && value <= roll_expiry_max_seconds
+    ? Effect.succeed(value)
+    : Effect.fail(
+        Errors.validation(
+          `expires_in_seconds must be a whole number from 0 to ${roll_expiry_max_seconds} (7 days).`,
+          "expires_in_seconds"
+        )
+      )
+}
+
+export interface RolledWebhookSecret {
+  /** The new secret, handed out once. */
+  readonly webhook_secret: string
+  /** Until when (epoch ms) the replaced secret still signs deliveries, beside the new one. */
+  readonly previous_secret_expires_at: number
+}
+
+/**
+ * Rolls a business's webhook secret. Deliveries are signed with the new secret
+ * at once; the replaced one keeps signing beside it for `expires_in_seconds`
+ * (0, the default: not at all, for a leaked secret; at most 7 days). During that
+ * grace period `webhook-signature` carries one `v1` signature per secret, and
+ * `x-service-signature` (which has room for one) stays on the oldest secret
+ * still in its grace period, so a receiver that knows only the old secret keeps
+ * verifying either scheme while it adds the new one; when the period ends, both
+ * schemes use the new secret alone. Earlier grace periods are never lengthened.
+ */
+export const rollWebhookSecret = Effect.fn("rollWebhookSecret")(function* (input: {
+  readonly business_id: string
+  readonly expires_in_seconds?: number
+}) {
+  const seconds = yield* gracePeriod(input.expires_in_seconds)
+  const ids = yield* Ids
+  const t = yield* now
+  const webhook_secret = yield* newWebhookSecret(ids)
+  const expires_at = t + seconds * 1000
+  yield* unitOfWork((tx) =>
+    Effect.gen(function* () {
+      const doc = (yield* tx.get("business", input.business_id)) as Doc<Business> | undefined
+      if (doc === undefined) return yield* Effect.fail(notFound("business", input.business_id))
+      const previous = [{ secret: doc.data.webhook_secret, expires_at }, ...(doc.data.previous_webhook_secrets ?? [])]
+        .map((p) => ({ secret: p.secret, expires_at: Math.min(p.expires_at, expires_at) }))
+        .filter((p) => p.expires_at > t)
+      const business: Business = { ...doc.data, webhook_secret, previous_webhook_secrets: previous }
+      yield* tx.update(revise(doc, business))
+    }).pipe(Effect.catchTag("DuplicateKey", Effect.die))
+  )
+  const rolled: RolledWebhookSecret = { webhook_secret, previous_secret_expires_at: expires_at }
+  return rolled
+})
 
 /** The business record (webhook URL and secret) of a scope. */
 export const getBusiness = (business_id: string) =>

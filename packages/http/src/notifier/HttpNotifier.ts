@@ -1,8 +1,8 @@
 import * as http from "node:http"
 import * as https from "node:https"
-import { type Businesses, type Delivery, DeliveryFailed, Dispatcher, Notifier, Store } from "@xaalis/engine"
+import { Businesses, type Delivery, DeliveryFailed, Dispatcher, Notifier, Store } from "@xaalis/engine"
 import { sign } from "@xaalis/webhooks"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { AddressRefused, checkUrl, type Lookup, type LoopbackRule, pinnedLookup, systemLookup } from "./AddressGuard.ts"
 
 /** Deadline of one attempt (DNS, connect, TLS, request and response headers) unless `timeoutMs` says otherwise. */
@@ -147,7 +147,8 @@ export const make = (options: HttpNotifierOptions = {}): Effect.Effect<Notifier[
     const ca = options.ca === undefined ? undefined : typeof options.ca === "string" ? [options.ca] : options.ca
     const config = { timeoutMs, lookup: options.lookup ?? systemLookup, ca }
 
-    const secretOf = (business_id: string): Effect.Effect<string, DeliveryFailed> =>
+    /** The secrets that sign now (engine clock): the current one, then rolled ones in their grace period. */
+    const secretsOf = (business_id: string): Effect.Effect<ReadonlyArray<string>, DeliveryFailed> =>
       store
         .transact((tx) => tx.get("business", business_id))
         .pipe(
@@ -155,18 +156,20 @@ export const make = (options: HttpNotifierOptions = {}): Effect.Effect<Notifier[
           Effect.flatMap((doc) =>
             doc === undefined
               ? Effect.fail(failed("business not found"))
-              : Effect.succeed((doc.data as Businesses.Business).webhook_secret)
+              : Effect.map(Clock.currentTimeMillis, (t) =>
+                  Businesses.signingSecrets(doc.data as Businesses.Business, t)
+                )
           )
         )
 
     const deliver = Effect.fn("HttpNotifier.deliver")(function* (delivery: Delivery) {
       const verdict = checkUrl(delivery.url, { mode: delivery.mode, allowLoopbackHttp })
       if (!verdict.ok) return yield* Effect.fail(failed(verdict.refusal))
-      const secret = yield* secretOf(delivery.business_id)
+      const secrets = yield* secretsOf(delivery.business_id)
       const body = Buffer.from(delivery.body, "utf8")
       const signature = yield* Effect.try({
         // The real wall-clock time of the attempt: standard verifiers compare it with their own clock.
-        try: () => sign(body, secret, { id: delivery.event_id, timestamp: Math.floor(Date.now() / 1000) }),
+        try: () => sign(body, secrets, { id: delivery.event_id, timestamp: Math.floor(Date.now() / 1000) }),
         catch: () => failed("invalid webhook secret or event id")
       })
       yield* post(

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Businesses, Store } from "@xaalis/engine"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { business, codeOf, testLayer } from "./setup.ts"
 
@@ -119,6 +119,60 @@ describe("rolling a secret key", () => {
         expires_in_seconds: Businesses.roll_expiry_max_seconds
       })
       assert.strictEqual(max.previous_keys, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
+
+describe("rolling the webhook secret", () => {
+  const secretsAt = (business_id: string) =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const doc = yield* store.transact((tx) => tx.get("business", business_id))
+      const t = yield* Clock.currentTimeMillis
+      return Businesses.signingSecrets(doc?.data as Businesses.Business, t)
+    })
+
+  it.effect(
+    "signing secrets, newest first: each roll adds one for its grace period, never lengthening an earlier one",
+    () =>
+      Effect.gen(function* () {
+        const { created } = yield* business()
+        const s0 = created.webhook_secret
+        assert.deepStrictEqual(yield* secretsAt(created.id), [s0])
+        const r1 = yield* Businesses.rollWebhookSecret({ business_id: created.id, expires_in_seconds: 600 })
+        assert.match(r1.webhook_secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+        assert.deepStrictEqual(yield* secretsAt(created.id), [r1.webhook_secret, s0])
+        yield* TestClock.adjust("60 seconds")
+        const r2 = yield* Businesses.rollWebhookSecret({ business_id: created.id, expires_in_seconds: 3600 })
+        assert.deepStrictEqual(yield* secretsAt(created.id), [r2.webhook_secret, r1.webhook_secret, s0])
+        // s0 keeps its 600 s (540 left), r1 gets 3600
+        yield* TestClock.adjust("540 seconds")
+        assert.deepStrictEqual(yield* secretsAt(created.id), [r2.webhook_secret, r1.webhook_secret])
+        yield* TestClock.adjust("3060 seconds")
+        assert.deepStrictEqual(yield* secretsAt(created.id), [r2.webhook_secret])
+        // an immediate roll drops every earlier secret at once
+        yield* Businesses.rollWebhookSecret({ business_id: created.id, expires_in_seconds: 600 })
+        const r4 = yield* Businesses.rollWebhookSecret({ business_id: created.id })
+        assert.deepStrictEqual(yield* secretsAt(created.id), [r4.webhook_secret])
+      }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("bad input is a catalogue error and changes nothing", () =>
+    Effect.gen(function* () {
+      const { created } = yield* business()
+      const codes: Array<string> = []
+      for (const input of [
+        { business_id: created.id, expires_in_seconds: -1 },
+        { business_id: created.id, expires_in_seconds: Businesses.roll_expiry_max_seconds + 1 },
+        { business_id: created.id, expires_in_seconds: Number.NaN },
+        { business_id: "00000000-0000-4000-8000-000000000000" }
+      ]) {
+        codes.push(
+          yield* Effect.match(Businesses.rollWebhookSecret(input), { onFailure: codeOf, onSuccess: () => "ok" })
+        )
+      }
+      assert.deepStrictEqual(codes, ["validation_error", "validation_error", "validation_error", "not_found"])
+      assert.deepStrictEqual(yield* secretsAt(created.id), [created.webhook_secret])
     }).pipe(Effect.provide(testLayer()))
   )
 })
