@@ -9,9 +9,9 @@
  *
  * Each prints one JSON object on stdout (secret keys are shown once, as at
  * creation) and exits 0; bad input prints the catalogue error on stderr and
- * exits 2, changing nothing. They exist because neither has an HTTP operation
- * outside the sandbox: business creation is a sandbox helper, and a key must
- * never be able to roll itself.
+ * exits 2, changing nothing. They exist because none has an HTTP operation
+ * outside the sandbox: business creation is a sandbox helper, and a key or a
+ * webhook secret must never be able to roll itself.
  */
 import { parseArgs } from "node:util"
 import { DomainError, decodeRequest, Requests } from "@xaalis/core"
