@@ -191,6 +191,16 @@ export const DecimalNumber = (places: number, options: DecimalNumberOptions = {}
   )
 }
 
+/** What the OpenAPI document says of a whole number in `[min, max]`. */
+const wholeNumberJsonSchema = (options: {
+  readonly min: number
+  readonly max: number
+  readonly description?: string
+}) =>
+  Schema.Int.check(Schema.isGreaterThanOrEqualTo(options.min), Schema.isLessThanOrEqualTo(options.max)).annotate({
+    description: options.description ?? "A whole number"
+  })
+
 /**
  * A JSON number that must be a whole number in `[min, max]`, decoded to `number`.
  * `max` must be a safe integer. `2.0` is accepted (it is the integer 2); `2.5` is not.
@@ -201,9 +211,7 @@ export const IntegerNumber = (options: {
   readonly description?: string
 }) => {
   const { min, max } = options
-  const jsonSchema = Schema.Int.check(Schema.isGreaterThanOrEqualTo(min), Schema.isLessThanOrEqualTo(max)).annotate({
-    description: options.description ?? "A whole number"
-  })
+  const jsonSchema = wholeNumberJsonSchema(options)
   const low = min === 1 ? "must be greater than 0" : `must be at least ${min}`
   const high = `must be at most ${max}`
   return jsonNumberInput(jsonSchema).pipe(
@@ -236,9 +244,7 @@ export const QueryInteger = (options: {
   readonly description?: string
 }) => {
   const { min, max } = options
-  const jsonSchema = Schema.Int.check(Schema.isGreaterThanOrEqualTo(min), Schema.isLessThanOrEqualTo(max)).annotate({
-    description: options.description ?? "A whole number"
-  })
+  const jsonSchema = wholeNumberJsonSchema(options)
   const range = `must be a whole number from ${min} to ${max}`
   const input = Schema.declare<string | JsonNumber>(
     (u): u is string | JsonNumber => typeof u === "string" || isJsonNumber(u),
