@@ -72,6 +72,23 @@ describe("rolling a secret key", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("two immediate rolls at once leave exactly one working key of the mode", () =>
+    Effect.gen(function* () {
+      const { created } = yield* business()
+      const input = { business_id: created.id, mode: "live" as const }
+      const [a, b] = yield* Effect.all([Businesses.rollApiKey(input), Businesses.rollApiKey(input)], {
+        concurrency: "unbounded"
+      })
+      const outcomes = [
+        yield* authOutcome(created.secret_key_live),
+        yield* authOutcome(a.secret_key),
+        yield* authOutcome(b.secret_key)
+      ]
+      assert.deepStrictEqual(outcomes.filter((o) => o === "ok").length, 1)
+      assert.strictEqual(outcomes[0], "authentication_error")
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("touches no other business", () =>
     Effect.gen(function* () {
       const a = yield* business()
