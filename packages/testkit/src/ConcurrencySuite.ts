@@ -24,7 +24,10 @@
  * - 50 reminders of one invoice at once: each answers a distinct
  *   `reminder_count` 1..50 and the invoice ends at 50 (no lost update); 50
  *   invoices created at once take the sequential numbers 1..50, each once
- *   (the business's number counter loses no update either).
+ *   (the business's number counter loses no update either);
+ * - 50 immediate rolls of one business's live key at once leave exactly one
+ *   working live key (a roll that loses the race too often fails retryably and
+ *   writes nothing), the original revoked and the test key untouched.
  *
  * Reports of chain transfers are made as the engine's chain watcher makes them
  * (`runChainWatcher`): a report that fails with a store failure, or loses the
@@ -363,6 +366,40 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
                 [...numbers].map(Number).sort((a, b) => a - b),
                 "sequential numbers, each once, no gaps"
               ).toStrictEqual(Array.from({ length: n }, (_, i) => i + 2))
+            })
+          )
+        })
+    },
+
+    {
+      title: `${n} concurrent immediate rolls of one business's key leave exactly one working key`,
+      run: (makeLayer) =>
+        withEngine(makeLayer, async (run) => {
+          await run(
+            Effect.gen(function* () {
+              const created = yield* Businesses.createBusiness({ name: "Rolling Stones" })
+              const rolls = yield* all(() => Businesses.rollApiKey({ business_id: created.id, mode: "live" }))
+              const refused = rolls.map(failureOf).filter((f) => f !== undefined)
+              // a roll may lose the race too often and answer a (retryable) store failure: it then changed nothing
+              expect(
+                refused.map(codeOf).filter((c) => c !== "StoreError"),
+                "every roll succeeds or fails retryably"
+              ).toStrictEqual([])
+              const keys = rolls.flatMap((e) => (Exit.isSuccess(e) ? [e.value.secret_key] : []))
+              expect(keys.length, "at least one roll succeeds").toBeGreaterThanOrEqual(1)
+              const works = (key: string) =>
+                Effect.match(Businesses.authenticate(key), { onFailure: () => false, onSuccess: () => true })
+              const working: Array<string> = []
+              for (const key of [created.secret_key_live, ...keys]) if (yield* works(key)) working.push(key)
+              expect(working.length, "exactly one live key works").toBe(1)
+              expect(working[0], "the original key is revoked").not.toBe(created.secret_key_live)
+              expect(yield* works(created.secret_key_test), "the test key is untouched").toBe(true)
+              const rows = yield* Effect.flatMap(Store, (store) =>
+                store.transact((tx) =>
+                  tx.list("api_key", { business_id: created.id, mode: "live" }, { limit: n + 10, offset: 0 })
+                )
+              )
+              expect(rows.total, "one key row per successful roll, plus the original").toBe(keys.length + 1)
             })
           )
         })

@@ -75,6 +75,11 @@ describe("the concurrency suite catches broken stores", () => {
     await expect(check("different partial transfers").run(broken)).rejects.toThrow(/each different transfer is applied/)
   })
 
+  it("units that are not isolated let concurrent key rolls leave several working keys", async () => {
+    const broken = mutant({ ignoreVersions: true, ignoreClashes: false })
+    await expect(check("rolls of one business's key").run(broken)).rejects.toThrow(/exactly one live key works/)
+  })
+
   it("updates that ignore versions lose reminders and invoice numbers", async () => {
     const broken = mutant({ ignoreVersions: true, ignoreClashes: false })
     await expect(check("updates of one invoice").run(broken)).rejects.toThrow(/each reminder saw the one before it/)
