@@ -14,3 +14,16 @@ export const characters = (s: string, stopAfter = Number.POSITIVE_INFINITY): num
   }
   return n
 }
+
+/** `s` cut to `max` UTF-16 units, with `…` when it was longer: for user input echoed in a message. */
+export const clip = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max)}…`)
+
+/**
+ * A URL whose scheme runs or embeds content where a browser follows it
+ * (`javascript:`, `vbscript:`, `data:`, `blob:`, `file:`): never a redirect
+ * target, whatever else a field allows.
+ */
+export const activeScheme = /^\s*(?:javascript|vbscript|data|blob|file)\s*:/i
+
+/** The message that refuses an `activeScheme` URL (after the field's name). */
+export const activeSchemeIssue = "must not use a javascript:, vbscript:, data:, blob: or file: URL"

@@ -52,6 +52,46 @@ describe("parseJson", () => {
     }
   })
 
+  it("refuses an object that names a member twice, at any depth, names compared decoded", () => {
+    for (const [text, name] of [
+      ['{"data":{"amount":100},"data":{"amount":5}}', "data"],
+      ['{"data":{"amount":100,"amount":5}}', "amount"],
+      ['[{"a":1},{"b":[{"c":1,"c":2}]}]', "c"],
+      ['{"amount":1,"\\u0061mount":2}', "amount"],
+      ['{"a\\"b":1,"a\\u0022b":2}', 'a"b'],
+      ['{ "x" : 1 , "x" : 1 }', "x"]
+    ] as const) {
+      const e = failure(text)
+      expect(e.code, text).toBe("validation_error")
+      expect(e.message, text).toBe(`The request body names "${name}" twice in one object; send each member once.`)
+    }
+    // the same name in different objects, names equal to values, and strings that look like JSON are fine
+    for (const text of [
+      '{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}',
+      '{"a":"a","b":"a","c":["a","a"]}',
+      '{"a":"\\",\\"a\\":1","b":"{\\"b\\":1,\\"b\\":2}"}',
+      '{"a\\\\":1,"a":2}'
+    ]) {
+      expect(Result.isSuccess(Json.parseJson(text)), text).toBe(true)
+    }
+  })
+
+  it("duplicateName agrees with a parse that keeps every member, on any JSON", () => {
+    // objects from fc have distinct names; splicing a copy of one member in makes a duplicate
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
+        const text = JSON.stringify(value)
+        expect(Json.duplicateName(text)).toBeUndefined()
+        const m = /\{("(?:[^"\\]|\\.)*"):/.exec(text)
+        if (m === null) return
+        const open = m.index + 1
+        const doubled = `${text.slice(0, open)}${m[1]}:null,${text.slice(open)}`
+        expect(Json.duplicateName(doubled), doubled).toBe(JSON.parse(m[1] as string))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
   it("refuses bodies nested deeper than body_depth_max", () => {
     const ok = "[".repeat(body_depth_max) + "]".repeat(body_depth_max)
     expect(Result.isSuccess(Json.parseJson(ok))).toBe(true)

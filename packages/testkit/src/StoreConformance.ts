@@ -1019,6 +1019,8 @@ export const storeConformance = (
           expect(yield* page(3, 6)).toStrictEqual({ ids: ["inv_0"], total: 7 })
           expect(yield* page(3, 7)).toStrictEqual({ ids: [], total: 7 })
           expect(yield* page(5, 100)).toStrictEqual({ ids: [], total: 7 })
+          // the deepest offset the API takes (any exact JSON whole number)
+          expect(yield* page(100, Number.MAX_SAFE_INTEGER)).toStrictEqual({ ids: [], total: 7 })
           expect(yield* page(1, 2)).toStrictEqual({ ids: ["inv_4"], total: 7 })
         }))
     })

@@ -1,5 +1,5 @@
 import { Effect, Option, Schema, SchemaAST, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
-import { characters } from "../Text.ts"
+import { activeScheme, activeSchemeIssue, characters } from "../Text.ts"
 import { parseIso } from "../time/Instant.ts"
 import { isRawJson, utf8Length } from "./Json.ts"
 import {
@@ -53,11 +53,24 @@ export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]
 
 // ---------------------------------------------------------------- text
 
-/** C0 controls and DEL; `multiline` allows tab, line feed and carriage return. */
+/**
+ * Control characters: C0, DEL and C1 (U+0080–U+009F); the line and paragraph
+ * separators (U+2028, U+2029) outside free text; and the bidi embeddings,
+ * overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder the
+ * text around them where it is shown (a title "Refund \u202E00.0001\u202C GMD"
+ * reads "Refund 1000.00 GMD" on a payment page). Right-to-left text needs none
+ * of them. `multiline` allows tab, line feed, carriage return and the two
+ * separators.
+ */
 const hasControl = (s: string, multiline: boolean): boolean => {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
-    if (c === 0x7f || (c < 0x20 && !(multiline && (c === 0x09 || c === 0x0a || c === 0x0d)))) return true
+    if (c < 0x20) {
+      if (!(multiline && (c === 0x09 || c === 0x0a || c === 0x0d))) return true
+    } else if (c >= 0x7f && c <= 0x9f) return true
+    else if (c >= 0x2028 && c <= 0x2069) {
+      if (c === 0x2028 || c === 0x2029 ? !multiline : (c >= 0x202a && c <= 0x202e) || c >= 0x2066) return true
+    }
   }
   return false
 }
@@ -74,8 +87,10 @@ export interface TextOptions {
   readonly blank?: boolean
   /**
    * An opaque identifier of the caller's (decisions §6 `customer`: "any
-   * non-empty string"): blank values and control characters allowed, except
-   * NUL, which no store can keep in text. Default false.
+   * non-empty string"): blank values and control characters (NUL included)
+   * allowed; only text that is not valid Unicode (a lone surrogate) is refused.
+   * Every store keeps rows as JSON text, where NUL is the escape `\u0000`.
+   * Default false.
    */
   readonly opaque?: boolean
   readonly description?: string
@@ -104,11 +119,9 @@ export const Text = (options: TextOptions) => {
     maxCharacters(options.max),
     Schema.makeFilter<string>((s) =>
       opaque
-        ? s.includes("\u0000")
-          ? "must not contain NUL characters"
-          : LONE_SURROGATE.test(s)
-            ? "must be valid Unicode text"
-            : undefined
+        ? LONE_SURROGATE.test(s)
+          ? "must be valid Unicode text"
+          : undefined
         : options.blank !== true && min > 0 && s.trim().length === 0
           ? "must not be blank"
           : hasControl(s, multiline)
@@ -129,10 +142,16 @@ export const HttpUrl = (description = "An absolute http or https URL") =>
     Schema.makeFilter<string>((s) => (HTTP_URL.test(s) ? undefined : "must be an absolute http or https URL"))
   )
 
-/** An absolute URL of any scheme (`myapp://done`), for redirects when URL validation is skipped. */
+/**
+ * An absolute URL of any scheme (`myapp://done`), for redirects when URL
+ * validation is skipped; never one that runs or embeds content where a browser
+ * follows it (`javascript:`, `vbscript:`, `data:`, `blob:`, `file:`).
+ */
 export const AnyUrl = (description = "An absolute URL") =>
   Text({ max: url_length_max, description, format: "uri" }).check(
-    Schema.makeFilter<string>((s) => (ANY_URL.test(s) ? undefined : "must be an absolute URL"))
+    Schema.makeFilter<string>((s) =>
+      activeScheme.test(s) ? activeSchemeIssue : ANY_URL.test(s) ? undefined : "must be an absolute URL"
+    )
   )
 
 /** True for an absolute http(s) URL. */

@@ -1,5 +1,6 @@
 import { Result } from "effect"
 import * as Errors from "../Errors.ts"
+import { clip } from "../Text.ts"
 import { body_bytes_max, body_depth_max } from "./Limits.ts"
 
 /**
@@ -155,9 +156,54 @@ export const nestingDepth = (text: string, stop_after = Number.POSITIVE_INFINITY
 }
 
 /**
+ * The first member name that some object of `text` (valid JSON) gives twice,
+ * or undefined. `JSON.parse` keeps the last of them silently; a proxy or
+ * another parser in front of the API may keep the first, so the two would read
+ * different amounts from one body. Names are compared decoded (`"a"` and
+ * `"\u0061"` are the same name).
+ */
+export const duplicateName = (text: string): string | undefined => {
+  // one entry per open container: the names seen so far of an object, undefined for an array
+  const open: Array<Set<string> | undefined> = []
+  let nameNext = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      const start = i
+      let escaped = false
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 92) {
+          escaped = true
+          i++
+        } else if (d === 34) break
+      }
+      const names = open[open.length - 1]
+      if (nameNext && names !== undefined) {
+        const name = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i)
+        if (names.has(name)) return name
+        names.add(name)
+      }
+      nameNext = false
+    } else if (c === 123) {
+      open.push(new Set())
+      nameNext = true
+    } else if (c === 91) {
+      open.push(undefined)
+      nameNext = false
+    } else if (c === 93 || c === 125) {
+      open.pop()
+      nameNext = false
+    } else if (c === 44) nameNext = open[open.length - 1] !== undefined
+  }
+  return undefined
+}
+
+/**
  * Parses a request body exactly (see the module comment). Fails with one
  * `validation_error`: "Malformed JSON body", or a body over `body_bytes_max`
- * bytes, or nested deeper than `body_depth_max`.
+ * bytes, or nested deeper than `body_depth_max`, or an object that names a
+ * member twice (see `duplicateName`).
  *
  * @example
  * parseJson('{"amount": 100.10000000000000001}') // amount is a raw number: the 2-place decoder rejects it
@@ -172,9 +218,16 @@ export const parseJson = (text: string): Result.Result<unknown, Errors.DomainErr
       Errors.validation(`The request body must not be nested more than ${body_depth_max} levels deep.`)
     )
   }
+  let value: unknown
   try {
-    return Result.succeed(JSON.parse(text, exactNumbers))
+    value = JSON.parse(text, exactNumbers)
   } catch {
     return Result.fail(Errors.validation("Malformed JSON body"))
   }
+  const twice = duplicateName(text)
+  return twice === undefined
+    ? Result.succeed(value)
+    : Result.fail(
+        Errors.validation(`The request body names "${clip(twice, 64)}" twice in one object; send each member once.`)
+      )
 }

@@ -62,8 +62,11 @@ export const line_items_max = 100
 export const page_limit_max = 100
 /** Page size when `limit` is absent (spec: default 10). */
 export const page_limit_default = 10
-/** Deepest offset: keeps `offset` a small exact integer (deep pages are a scraping pattern). */
-export const page_offset_max = 100_000_000
+/**
+ * Deepest offset: any whole number a JSON number carries exactly (decisions §7
+ * says only `offset >= 0`); past the end a page is simply empty.
+ */
+export const page_offset_max = Number.MAX_SAFE_INTEGER
 
 // ---------------------------------------------------------------- amounts (minor units)
 /** GMD amounts: 1,000,000,000.00 dalasi (12 significant digits at 2 places). */

@@ -121,15 +121,14 @@ const PayoutMethod = Schema.Struct({
 export const MarkupConfig = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("fixed"),
-    value: MinorAmount(USD, { max: L.usd_amount_max, description: "Fixed markup in USD" })
+    value: MinorAmount(USD, { positive: false, max: L.usd_amount_max, description: "Fixed markup in USD (0 or more)" })
   }),
   Schema.Struct({
     type: Schema.Literal("percentage"),
     value: DecimalNumber(L.percent_places_max, {
       min: 0,
-      exclusiveMin: true,
       max: 100,
-      description: "Markup as a percentage of the converted USD amount"
+      description: "Markup as a percentage of the converted USD amount (0 or more)"
     })
   })
 ]).annotate({ description: "Reseller markup: {type: fixed, value: USD} or {type: percentage, value: percent}" })
