@@ -1,18 +1,11 @@
-import { Conversion, Quote, Settlement } from "@xaalis/core"
+import { Conversion, Settlement } from "@xaalis/core"
 import { Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { runs } from "./arbitraries.ts"
-import { dec, must, mustFail, T0 } from "./helpers.ts"
+import { conversionContext, dec, must, mustFail, T0 } from "./helpers.ts"
 
-const ctx = {
-  id: "c1",
-  reference: "MP-20261121-090507-DEADBEEF",
-  pay_address: "TXYZ",
-  now: T0,
-  rate: dec("70"),
-  config: Quote.defaultConversionConfig
-}
+const ctx = conversionContext
 const fresh = (input: Conversion.CreateConversion = { gmd_amount: 500000n }) =>
   must(Conversion.create(input, ctx)).state
 const transfer = (amount: bigint, tx = "0xabc", log_index = 0): Conversion.ChainTransfer => ({

@@ -1,4 +1,4 @@
-import { Decimal, type DomainError, type Transition } from "@xaalis/core"
+import { type Conversion, Decimal, type DomainError, Quote, type Transition } from "@xaalis/core"
 import { Result } from "effect"
 
 export const dec = (s: string): Decimal.Decimal => {
@@ -20,3 +20,13 @@ export const mustFail = <S, E, F>(r: Transition.Step<S, E, F>): DomainError => {
 }
 
 export const T0 = 1_795_251_907_000 // 2026-11-21T09:05:07.000Z
+
+/** A conversion's creation context at T0 and 70 GMD per USD. */
+export const conversionContext: Conversion.CreateContext = {
+  id: "c1",
+  reference: "MP-20261121-090507-DEADBEEF",
+  pay_address: "TXYZ",
+  now: T0,
+  rate: dec("70"),
+  config: Quote.defaultConversionConfig
+}

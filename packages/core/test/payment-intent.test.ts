@@ -180,13 +180,19 @@ describe("payment intent creation", () => {
     })
   })
 
-  it("skip_url_validation accepts URLs that are not http(s), but not empty ones", () => {
+  it("skip_url_validation accepts URLs that are not http(s), but not empty ones nor ones that run code", () => {
     expect(
       codeOf(PaymentIntent.create({ amount: 100n, return_url: "myapp://done", skip_url_validation: true }, ctx))
     ).toBe("ok")
     expect(codeOf(PaymentIntent.create({ amount: 100n, return_url: "", skip_url_validation: true }, ctx))).toBe(
       "validation_error"
     )
+    for (const url of ["javascript:alert(1)", " JAVASCRIPT:alert(1)", "data:text/html,x", "vbscript:x", "file:///x"]) {
+      expect(
+        failure(PaymentIntent.create({ amount: 100n, cancel_url: url, skip_url_validation: true }, ctx)),
+        url
+      ).toEqual({ code: "validation_error", param: "cancel_url" })
+    }
   })
 
   it("refuses a fee percentage outside [0, 100] and a non-positive window", () => {

@@ -370,6 +370,55 @@ describe("payment intents", () => {
       }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect(
+    "after expires_at, before the sweep: cancel and outcomes meet the expired intent; the sweep books it once",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        const pi = yield* PaymentIntents.createPaymentIntent(live, { amount: 1000n, callback_url: cb })
+        yield* TestClock.adjust("31 minutes")
+        assert.strictEqual(
+          yield* failCode(PaymentIntents.cancelPaymentIntent(live, pi.payment_intent_id)),
+          "invalid_state"
+        )
+        assert.strictEqual(
+          yield* failCode(PaymentIntents.reportPaymentOutcome(live, pi.payment_intent_id, "succeeded")),
+          "invalid_state"
+        )
+        assert.strictEqual(
+          yield* failCode(PaymentIntents.reportPaymentOutcome(live, pi.payment_intent_id, "failed")),
+          "invalid_state"
+        )
+        // nothing was booked by the refused commands: no credit, no event yet
+        assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
+        assert.deepStrictEqual(
+          (yield* outbox(live)).map((r) => r.event),
+          ["payment_intent.created"]
+        )
+        assert.strictEqual(yield* PaymentIntents.expireDuePaymentIntents(), 1)
+        const rows = yield* outbox(live)
+        assert.deepStrictEqual(
+          rows.map((r) => r.event),
+          ["payment_intent.created", "payment_intent.cancelled"]
+        )
+        assert.strictEqual(rows[1]?.parsed.payload.status, "cancelled")
+      }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("not_found echoes the id sent at most 64 characters long, control characters escaped", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const message = (id: string) =>
+        Effect.map(Effect.flip(PaymentIntents.getPaymentIntent(live, id)), (e) => (e as { message: string }).message)
+      assert.strictEqual(
+        yield* message("00000000-0000-4000-8000-000000000000"),
+        "No payment intent with id 00000000-0000-4000-8000-000000000000."
+      )
+      assert.strictEqual(yield* message("x".repeat(5000)), `No payment intent with id ${"x".repeat(64)}….`)
+      assert.strictEqual(yield* message("a\u0000b\nc"), "No payment intent with id a\\u0000b\\nc.")
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("list: newest first with meta, paged, per mode", () =>
     Effect.gen(function* () {
       const { live, test } = yield* business()

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   Conversions,
+  HostedPages,
   Invoices,
   MemoryNotifier,
   PaymentIntents,
@@ -81,6 +82,60 @@ describe("scheduler: intents and invoices", () => {
       yield* TestClock.adjust("1410 minutes")
       assert.strictEqual((yield* Scheduler.runDue()).invoices_overdue, 1)
       assert.strictEqual((yield* Invoices.getInvoice(live, inv.id)).status, "overdue")
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+describe("reads between a due moment and the sweep", () => {
+  it.effect("show what fell due (get, list, hosted page), and the sweep then stores exactly that", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const conversion = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const intent = yield* PaymentIntents.createPaymentIntent(live, { amount: 10000n })
+      const request = yield* PaymentRequests.createPaymentRequest(live, { amount: 1000n, expires_at: 20 * 60_000 })
+      const invoice = yield* Invoices.createInvoice(live, { amount: 10000n, customer: "cus_1", due_date: "1970-01-01" })
+      const page = { limit: 10, offset: 0 }
+      const reads = Effect.all({
+        conversion: Conversions.getConversion(live, conversion.id),
+        conversions: Conversions.listConversions(live, page),
+        intent: PaymentIntents.getPaymentIntent(live, intent.payment_intent_id),
+        intents: PaymentIntents.listPaymentIntents(live, page),
+        request: PaymentRequests.getPaymentRequest(live, request.id),
+        requests: PaymentRequests.listPaymentRequests(live, page),
+        invoice: Invoices.getInvoice(live, invoice.id),
+        invoices: Invoices.listInvoices(live, page),
+        intentPage: HostedPages.hostedPage("payment_intent", intent.payment_intent_id),
+        requestPage: HostedPages.hostedPage("payment_request", request.id),
+        invoicePage: HostedPages.hostedPage("invoice", invoice.id)
+      })
+      const before = yield* reads
+      assert.strictEqual(before.conversion.status, "pending")
+      assert.strictEqual(before.intent.status, "requires_payment_method")
+      assert.strictEqual(before.request.status, "pending")
+      assert.strictEqual(before.invoice.status, "not-paid")
+      // every moment has passed, and the sweep has not run
+      yield* TestClock.adjust("1 day")
+      const due = yield* reads
+      assert.strictEqual(due.conversion.status, "expired")
+      assert.deepStrictEqual(due.conversion.events?.slice(-1), [{ type: "expired", at: "1970-01-01T00:10:00.000Z" }])
+      assert.strictEqual(due.conversions.data[0]?.status, "expired")
+      assert.strictEqual(due.intent.status, "cancelled")
+      assert.strictEqual(due.intents.data[0]?.status, "cancelled")
+      assert.strictEqual(due.request.status, "expired")
+      assert.strictEqual(due.requests.data[0]?.status, "expired")
+      assert.strictEqual(due.invoice.status, "overdue")
+      assert.strictEqual(due.invoices.data[0]?.status, "overdue")
+      assert.strictEqual(due.intentPage.status, "cancelled")
+      assert.strictEqual(due.requestPage.status, "expired")
+      assert.strictEqual(due.invoicePage.status, "overdue")
+      // the sweep, an hour later still, stores what the reads showed
+      yield* TestClock.adjust("1 hour")
+      const run = yield* Scheduler.runDue()
+      assert.strictEqual(run.conversions_expired, 1)
+      assert.strictEqual(run.payment_intents_expired, 1)
+      assert.strictEqual(run.payment_requests_expired, 1)
+      assert.strictEqual(run.invoices_overdue, 1)
+      assert.deepStrictEqual(yield* reads, due)
     }).pipe(Effect.provide(layer))
   )
 })

@@ -364,7 +364,8 @@ const lateFunds = (state: Conversion, transfer: ChainTransfer, now: number): Con
   const timeline: Array<TimelineEntry> = [...state.timeline]
   let status = state.status
   if (isOpen(state.status)) {
-    timeline.push({ type: "status", at: now, from: state.status, to: "expired" }, { type: "expired", at: now })
+    const at = expiredAt(state)
+    timeline.push({ type: "status", at, from: state.status, to: "expired" }, { type: "expired", at })
     status = "expired"
   }
   timeline.push({
@@ -377,7 +378,22 @@ const lateFunds = (state: Conversion, transfer: ChainTransfer, now: number): Con
   return { ...state, status, timeline }
 }
 
-/** The 10-minute window closes: an open conversion becomes `expired`. No event is sent. */
+/**
+ * When an open conversion's expiry is stamped: `invoice_expires_at`, or the
+ * last timeline entry if one came later (a payout recorded after the window
+ * closed), so the timeline stays in order.
+ */
+const expiredAt = (state: Conversion): number => {
+  const last = state.timeline[state.timeline.length - 1]
+  return last !== undefined && last.at > state.invoice_expires_at ? last.at : state.invoice_expires_at
+}
+
+/**
+ * The 10-minute window closes: an open conversion becomes `expired`. No event is
+ * sent. The expiry is stamped when it happened (`expiredAt`), not when the
+ * scheduler got to it, so the stored state does not depend on the
+ * sweep's timing and `asOf` can show it before the sweep has run.
+ */
 export const expire = (state: Conversion, now: number): Step<Conversion, ConversionEvent, ConversionEffect> => {
   if (!isOpen(state.status)) {
     return fail(Errors.invalidState(`A ${state.status} conversion does not expire.`))
@@ -385,15 +401,23 @@ export const expire = (state: Conversion, now: number): Step<Conversion, Convers
   if (now < state.invoice_expires_at) {
     return fail(Errors.invalidState("The conversion's payment window is still open."))
   }
+  const at = expiredAt(state)
   return ok({
     ...state,
     status: "expired",
-    timeline: [
-      ...state.timeline,
-      { type: "status", at: now, from: state.status, to: "expired" },
-      { type: "expired", at: now }
-    ]
+    timeline: [...state.timeline, { type: "status", at, from: state.status, to: "expired" }, { type: "expired", at }]
   })
+}
+
+/**
+ * The conversion as it stands at `now`: once its window has closed, an open
+ * conversion reads `expired` even if the scheduler has not stored the expiry
+ * yet. This is exactly the state the sweep will store (see `expire`).
+ */
+export const asOf = (state: Conversion, now: number): Conversion => {
+  if (!isOpen(state.status) || now < state.invoice_expires_at) return state
+  const step = expire(state, now)
+  return step._tag === "Success" ? step.success.state : state
 }
 
 /** Records the outcome of a mobile-money payout on the timeline. A failed payout leaves the dalasi in the balance. */

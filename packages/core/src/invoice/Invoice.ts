@@ -423,7 +423,8 @@ export const isDueForOverdue = (state: Invoice, now: number): boolean =>
 /**
  * The due date passes: not-paid -> overdue, event `invoice.overdue`. Live mode
  * only: a test-mode invoice never becomes overdue. Refused (`invalid_state`) in
- * any other status, without a due date, or before `overdue_at`.
+ * any other status, without a due date, or before `overdue_at`. `updated_at` is
+ * `overdue_at`, when it happened, not when the scheduler got to it (see `asOf`).
  */
 export const markOverdue = (state: Invoice, now: number): InvoiceStep => {
   if (state.test_mode) return fail(Errors.invalidState("Test-mode invoices never become overdue."))
@@ -432,8 +433,19 @@ export const markOverdue = (state: Invoice, now: number): InvoiceStep => {
   }
   if (state.overdue_at === null) return fail(Errors.invalidState("This invoice has no due date."))
   if (now < state.overdue_at) return fail(Errors.invalidState("The due date of this invoice has not passed yet."))
-  const next: Invoice = { ...state, status: "overdue", updated_at: now }
+  const next: Invoice = { ...state, status: "overdue", updated_at: Math.max(state.updated_at, state.overdue_at) }
   return ok(next, [{ type: "invoice.overdue", invoice: next }])
+}
+
+/**
+ * The invoice as it stands at `now`: once its due date has passed, a live
+ * not-paid invoice reads overdue even if the scheduler has not stored it yet;
+ * exactly the state the sweep will store (`updated_at` is `overdue_at`).
+ */
+export const asOf = (state: Invoice, now: number): Invoice => {
+  if (!isDueForOverdue(state, now)) return state
+  const step = markOverdue(state, now)
+  return step._tag === "Success" ? step.success.state : state
 }
 
 export type InvoiceCommand =

@@ -2,7 +2,7 @@ import { percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
 import { type FiatCode, fiat_codes } from "../money/Currency.ts"
 import * as Decimal from "../money/Decimal.ts"
-import { characters } from "../Text.ts"
+import { activeScheme, activeSchemeIssue, characters } from "../Text.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
 
@@ -193,6 +193,8 @@ const urlProblem = (value: string | undefined, param: string, skip: boolean): Er
     return Errors.validation(`${param} must be a non-empty string of at most ${url_length_max} characters.`, param)
   }
   if (!skip && !URL_LIKE.test(value)) return Errors.validation(`${param} must be an http or https URL.`, param)
+  // never, skipped validation or not
+  if (activeScheme.test(value)) return Errors.validation(`${param} ${activeSchemeIssue}.`, param)
   return undefined
 }
 
@@ -300,13 +302,33 @@ export const cancel = (state: PaymentIntent, now: number): PaymentIntentStep => 
   return ok(next, [{ type: "payment_intent.cancelled", payment_intent: next }])
 }
 
-/** `expires_at` passes: any non-terminal status -> cancelled (`expired`), event `payment_intent.cancelled`. */
+/**
+ * `expires_at` passes: any non-terminal status -> cancelled (`expired`), event
+ * `payment_intent.cancelled`. `updated_at` is `expires_at`, when it happened,
+ * not when the scheduler got to it (see `asOf`).
+ */
 export const expire = (state: PaymentIntent, now: number): PaymentIntentStep => {
   const done = terminal(state)
   if (done !== undefined) return fail(done)
   if (now < state.expires_at) return fail(Errors.invalidState("This payment intent has not expired yet."))
-  const next: PaymentIntent = { ...state, status: "cancelled", cancellation_reason: "expired", updated_at: now }
+  const next: PaymentIntent = {
+    ...state,
+    status: "cancelled",
+    cancellation_reason: "expired",
+    updated_at: Math.max(state.updated_at, state.expires_at)
+  }
   return ok(next, [{ type: "payment_intent.cancelled", payment_intent: next }])
+}
+
+/**
+ * The payment intent as it stands at `now`: past `expires_at`, a non-terminal
+ * intent reads cancelled (`expired`) even if the scheduler has not stored it
+ * yet; exactly the state the sweep will store.
+ */
+export const asOf = (state: PaymentIntent, now: number): PaymentIntent => {
+  if (now < state.expires_at || terminal(state) !== undefined) return state
+  const step = expire(state, now)
+  return step._tag === "Success" ? step.success.state : state
 }
 
 export type PaymentIntentCommand =

@@ -232,7 +232,11 @@ export const receivePayment = (
   )
 }
 
-/** `expires_at` passed before completion: pending or partially_paid becomes expired. No event. */
+/**
+ * `expires_at` passed before completion: pending or partially_paid becomes
+ * expired. No event. `updated_at` is `expires_at`, when it happened, not when
+ * the scheduler got to it (see `asOf`).
+ */
 export const expire = (
   state: PaymentRequest,
   now: number
@@ -243,7 +247,19 @@ export const expire = (
   if (state.expires_at === null || now < state.expires_at) {
     return fail(Errors.invalidState("The payment request's deadline has not passed."))
   }
-  return ok({ ...state, status: "expired", updated_at: now })
+  return ok({ ...state, status: "expired", updated_at: Math.max(state.updated_at, state.expires_at) })
+}
+
+/**
+ * The payment request as it stands at `now`: past `expires_at`, an incomplete
+ * request reads expired even if the scheduler has not stored it yet; exactly
+ * the state the sweep will store.
+ */
+export const asOf = (state: PaymentRequest, now: number): PaymentRequest => {
+  if (state.expires_at === null || now < state.expires_at) return state
+  if (state.status === "completed" || state.status === "expired") return state
+  const step = expire(state, now)
+  return step._tag === "Success" ? step.success.state : state
 }
 
 export type PaymentRequestCommand =

@@ -163,15 +163,16 @@ export const createConversion = (
 export const getConversion = Effect.fn("getConversion")(function* (caller: Caller, id: string) {
   yield* requireLive(caller, "Reading a conversion")
   const doc = yield* unitOfWork((tx) => getScoped<Conversion.Conversion>(tx, "conversion", caller, id, "conversion"))
-  return Present.conversion(doc.data, { timeline: true })
+  return Present.conversion(Conversion.asOf(doc.data, yield* now), { timeline: true })
 })
 
 /** GET /v1/minting/ramps: newest first. */
 export const listConversions = Effect.fn("listConversions")(function* (caller: Caller, page: Page) {
   yield* requireLive(caller, "Listing conversions")
   const { docs, total } = yield* unitOfWork((tx) => tx.list("conversion", caller, page))
+  const t = yield* now
   return {
-    data: docs.map((d) => Present.conversion(d.data as Conversion.Conversion, { timeline: false })),
+    data: docs.map((d) => Present.conversion(Conversion.asOf(d.data as Conversion.Conversion, t), { timeline: false })),
     meta: { total, limit: page.limit, offset: page.offset }
   }
 })
@@ -357,6 +358,7 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
     const outcome = yield* payouts
       .send({
         idempotency_key: row.id,
+        business_id: row.business_id ?? undefined,
         network: p.wallet.network,
         account_number: p.wallet.account_number,
         account_name: p.wallet.account_name,

@@ -104,6 +104,13 @@ const applyNumbering = (
     return next
   })
 
+/**
+ * Every answer shows the invoice as of `t`: one whose due date has passed (say,
+ * created or updated with a date in the past) reads overdue at once, and the
+ * sweep stores that with its `invoice.overdue` event.
+ */
+const presentAt = (state: Invoice.Invoice, t: number) => Present.invoice(Invoice.asOf(state, t))
+
 /** Writes the events of a step to the outbox: one row per event to the invoice's `callback_url`, if any. */
 const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<Invoice.InvoiceEvent>, t: number) =>
   Effect.gen(function* () {
@@ -153,7 +160,7 @@ const change = (caller: Caller, id: string, command: (state: Invoice.Invoice, t:
         return yield* book(tx, doc, command(doc.data, t), t)
       })
     )
-    return Present.invoice(state)
+    return presentAt(state, t)
   })
 
 const creation = (published: boolean) =>
@@ -188,7 +195,7 @@ const creation = (published: boolean) =>
         return state
       })
     )
-    return Present.invoice(state)
+    return presentAt(state, t)
   }
 
 /**
@@ -204,14 +211,15 @@ export const createDraftInvoice = Effect.fn("createDraftInvoice")(creation(false
 /** GET /v1/invoices/{id}. */
 export const getInvoice = Effect.fn("getInvoice")(function* (caller: Caller, id: string) {
   const doc = yield* unitOfWork((tx) => getInvoiceDoc(tx, caller, id))
-  return Present.invoice(doc.data)
+  return presentAt(doc.data, yield* now)
 })
 
 /** GET /v1/invoices: newest first, `{data, meta: {total, limit, offset}}`. */
 export const listInvoices = Effect.fn("listInvoices")(function* (caller: Caller, page: Page) {
   const { docs, total } = yield* unitOfWork((tx) => tx.list("invoice", caller, page))
+  const t = yield* now
   return {
-    data: docs.map((d) => Present.invoice(d.data as Invoice.Invoice)),
+    data: docs.map((d) => presentAt(d.data as Invoice.Invoice, t)),
     meta: { total, limit: page.limit, offset: page.offset }
   }
 })
@@ -248,7 +256,7 @@ export const sendInvoice = Effect.fn("sendInvoice")(function* (caller: Caller, i
       return yield* book(tx, doc, Invoice.send(doc.data, counter.next, t), t, counter)
     })
   )
-  return Present.invoice(state)
+  return presentAt(state, t)
 })
 
 /**
@@ -281,7 +289,7 @@ export const customerPaysInvoice = Effect.fn("customerPaysInvoice")(function* (c
       return next
     })
   )
-  return Present.invoice(state)
+  return presentAt(state, t)
 })
 
 /**

@@ -70,6 +70,18 @@ const book = (tx: Tx, doc: Doc<PaymentIntent.PaymentIntent>, step: PaymentIntent
   })
 
 /**
+ * The stored intent brought up to `t`: when its expiry fell due and the sweep
+ * has not stored it yet, the expiry is booked first (with its event), so a
+ * command after `expires_at` meets the expired intent, as it would after the
+ * sweep. If the command then fails, its unit of work takes the expiry back with
+ * it and the sweep books it.
+ */
+const caughtUp = (tx: Tx, doc: Doc<PaymentIntent.PaymentIntent>, t: number) =>
+  PaymentIntent.asOf(doc.data, t) === doc.data
+    ? Effect.succeed(doc)
+    : Effect.map(book(tx, doc, PaymentIntent.expire(doc.data, t), t), (state) => revise(doc, state, dueAt(state)))
+
+/**
  * POST /v1/payments. The fee comes from the core; the processor opens the hosted
  * checkout for what the customer is charged (amount, plus the fee when the
  * customer bears it). The intent and its `payment_intent.created` event are
@@ -123,14 +135,15 @@ export const getPaymentIntent = Effect.fn("getPaymentIntent")(function* (caller:
   const doc = yield* unitOfWork((tx) =>
     getScoped<PaymentIntent.PaymentIntent>(tx, "payment_intent", caller, id, "payment intent")
   )
-  return Present.paymentIntent(doc.data)
+  return Present.paymentIntent(PaymentIntent.asOf(doc.data, yield* now))
 })
 
 /** GET /v1/payments: newest first. */
 export const listPaymentIntents = Effect.fn("listPaymentIntents")(function* (caller: Caller, page: Page) {
   const { docs, total } = yield* unitOfWork((tx) => tx.list("payment_intent", caller, page))
+  const t = yield* now
   return {
-    data: docs.map((d) => Present.paymentIntent(d.data as PaymentIntent.PaymentIntent)),
+    data: docs.map((d) => Present.paymentIntent(PaymentIntent.asOf(d.data as PaymentIntent.PaymentIntent, t))),
     meta: { total, limit: page.limit, offset: page.offset }
   }
 })
@@ -140,7 +153,8 @@ export const cancelPaymentIntent = Effect.fn("cancelPaymentIntent")(function* (c
   const t = yield* now
   const state = yield* unitOfWork((tx) =>
     Effect.gen(function* () {
-      const doc = yield* getScoped<PaymentIntent.PaymentIntent>(tx, "payment_intent", caller, id, "payment intent")
+      const stored = yield* getScoped<PaymentIntent.PaymentIntent>(tx, "payment_intent", caller, id, "payment intent")
+      const doc = yield* caughtUp(tx, stored, t)
       return yield* book(tx, doc, PaymentIntent.cancel(doc.data, t), t)
     })
   )
@@ -165,7 +179,8 @@ export const reportPaymentOutcome = Effect.fn("reportPaymentOutcome")(function* 
   const t = yield* now
   const state = yield* unitOfWork((tx) =>
     Effect.gen(function* () {
-      const doc = yield* getScoped<PaymentIntent.PaymentIntent>(tx, "payment_intent", caller, id, "payment intent")
+      const stored = yield* getScoped<PaymentIntent.PaymentIntent>(tx, "payment_intent", caller, id, "payment intent")
+      const doc = yield* caughtUp(tx, stored, t)
       const step =
         outcome === "succeeded" ? PaymentIntent.succeed(doc.data, t) : PaymentIntent.failCharge(doc.data, reason, t)
       const next = yield* book(tx, doc, step, t)

@@ -87,16 +87,17 @@ export const getPaymentRequest = Effect.fn("getPaymentRequest")(function* (calle
   const doc = yield* unitOfWork((tx) =>
     getScoped<StoredPaymentRequest>(tx, "payment_request", caller, id, "payment request")
   )
-  return Present.paymentRequest(doc.data.request, owner(doc.data, caller))
+  return Present.paymentRequest(PaymentRequest.asOf(doc.data.request, yield* now), owner(doc.data, caller))
 })
 
 export const listPaymentRequests = Effect.fn("listPaymentRequests")(function* (caller: Caller, page: Page) {
   yield* requireLive(caller, "Listing stablecoin payment requests")
   const { docs, total } = yield* unitOfWork((tx) => tx.list("payment_request", caller, page))
+  const t = yield* now
   return {
     data: docs.map((d) => {
       const s = d.data as StoredPaymentRequest
-      return Present.paymentRequest(s.request, owner(s, caller))
+      return Present.paymentRequest(PaymentRequest.asOf(s.request, t), owner(s, caller))
     }),
     meta: { total, limit: page.limit, offset: page.offset }
   }
