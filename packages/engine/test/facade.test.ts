@@ -103,13 +103,23 @@ describe("Promise facade: every resource", () => {
       expect((await engine.listInvoices(test, { limit: "5" })).meta).toEqual({ total: 1, limit: 5, offset: 0 })
 
       const pr = await engine.createPaymentRequest(live, { amount: 10 })
+      const open = await engine.hostedPage("payment_request", pr.id)
+      expect(open.addresses.map((a) => `${a.network}/${a.coin}`)).toEqual(["TRC20/USDT", "TRC20/USDC", "ARC/USDC"])
       const paid = await engine.sandboxPayPaymentRequest(live, pr.id, { amount: 10, currency: "USDC", network: "arc" })
       expect(paid).toMatchObject({ matched: { object: "payment_request", id: pr.id }, applied: true })
       expect((await engine.getPaymentRequest(live, pr.id)).status).toBe("completed")
       const page = await engine.hostedPage("payment_request", pr.id)
-      expect(page).toMatchObject({ kind: "payment_request", status: "completed", test_mode: false })
+      expect(page).toMatchObject({
+        kind: "payment_request",
+        status: "completed",
+        test_mode: false,
+        heading: "Paid in full"
+      })
+      expect(page.merchant).toBe(open.merchant)
+      expect(page.merchant).not.toBe("")
       expect(page.amount).toEqual({ value: "10.00", currency: "USD" })
-      expect(page.addresses.map((a) => `${a.network}/${a.coin}`)).toEqual(["TRC20/USDT", "TRC20/USDC", "ARC/USDC"])
+      // paid in full: no more addresses to send to, no deadline
+      expect([page.addresses, page.facts.map(([k]) => k)]).toEqual([[], ["Paid so far"]])
       expect(((await engine.hostedPage("invoice", pr.id).catch((e: unknown) => e)) as DomainError).code).toBe(
         "not_found"
       )

@@ -209,6 +209,9 @@ export const docsHeaders: Readonly<Record<string, string>> = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-cache",
   "x-content-type-options": "nosniff",
+  // a secret key is typed on this page: no Referer leaves it, no frame shows it (older browsers too)
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
   "content-security-policy": [
     "default-src 'none'",
     `script-src ${hash(script)}`,

@@ -19,13 +19,15 @@ const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 /** Text for HTML content and attribute values. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => escapes[c] as string)
 
-const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
+// long caller text wraps anywhere (never widens the page), the number columns never wrap, and every
+// caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it
+const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;overflow-wrap:anywhere}
 h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:2rem;font-weight:600;margin:.5rem 0}
 .status{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#eef;font-size:.9rem}
 .test{background:#fff3cd;border:1px solid #e0c36a;padding:.5rem .75rem;border-radius:.4rem;margin-bottom:1rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#555}dd{margin:0;white-space:pre-wrap}
-table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}
-td.n,th.n{text-align:right}code{word-break:break-all;font-size:.95rem}`
+table{border-collapse:collapse;width:100%;margin:1rem 0;table-layout:fixed}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}
+td.n,th.n{text-align:right;white-space:nowrap;width:6.5rem}code{word-break:break-all;font-size:.95rem}`
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
 
@@ -35,6 +37,8 @@ export const hostedHeaders: Readonly<Record<string, string>> = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
+  // frame-ancestors below; this for browsers that ignore it
+  "x-frame-options": "DENY",
   "content-security-policy": [
     "default-src 'none'",
     `style-src ${hash(style)}`,
@@ -51,10 +55,15 @@ const labels: Record<HostedPages.HostedKind, string> = {
   invoice: "Invoice"
 }
 
+/** Bidi controls (embeddings, overrides, isolates) removed: `<title>` cannot isolate them. */
+const stripBidi = (text: string): string => text.replace(/[\u202a-\u202e\u2066-\u2069]/g, "")
+
 /** The HTML of one hosted page. */
 export const hostedHtml = (page: HostedPages.HostedPage): string => {
   const e = escapeHtml
-  const facts = page.facts.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join("")
+  /** Caller text (a title, an item, notes, a merchant's name): escaped, and isolated so bidi controls stay inside it. */
+  const t = (text: string) => `<bdi>${escapeHtml(text)}</bdi>`
+  const facts = page.facts.map(([k, v]) => `<dt>${e(k)}</dt><dd>${t(v)}</dd>`).join("")
   const addresses =
     page.addresses.length === 0
       ? ""
@@ -67,7 +76,7 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
       : `<table data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr>${page.items
           .map(
             (i) =>
-              `<tr><td>${e(i.item)}</td><td class="n">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
+              `<tr><td>${t(i.item)}</td><td class="n">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
           )
           .join("")}</table>`
   return `<!doctype html>
@@ -76,12 +85,12 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${e(labels[page.kind])}: ${e(page.heading)}</title>
+<title>${e(labels[page.kind])}: ${e(stripBidi(page.heading))}</title>
 <style>${style}</style>
 </head>
 <body>
-${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}</p>
-<h1 data-testid="heading">${e(page.heading)}</h1>
+${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}${page.merchant === "" ? "" : ` to <strong data-testid="merchant">${t(page.merchant)}</strong>`}</p>
+<h1 data-testid="heading">${t(page.heading)}</h1>
 <p class="amount" data-testid="amount">${e(page.amount.value)} ${e(page.amount.currency)}</p>
 <p>Status: <span class="status" data-testid="status">${e(page.status)}</span></p>
 ${facts === "" ? "" : `<dl>${facts}</dl>`}

@@ -28,6 +28,21 @@ let server: Server
 let origin: string
 let browser: Browser
 
+/** A POST to the API in process, its JSON answer. */
+const post = async (path: string, key: string | undefined, body: unknown) =>
+  (await (
+    await api.fetch(
+      new Request(`${origin}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(key === undefined ? {} : { authorization: `Bearer ${key}` })
+        },
+        body: JSON.stringify(body)
+      })
+    )
+  ).json()) as Record<string, string>
+
 beforeAll(async () => {
   server = serve(api.fetch)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -87,19 +102,6 @@ describe("GET /docs in a real browser", () => {
 
 describe("a hosted payment page in a real browser", () => {
   it("shows a caller's markup as text, runs no script, and its own style passes the CSP", async () => {
-    const post = async (path: string, key: string | undefined, body: unknown) =>
-      (await (
-        await api.fetch(
-          new Request(`${origin}${path}`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              ...(key === undefined ? {} : { authorization: `Bearer ${key}` })
-            },
-            body: JSON.stringify(body)
-          })
-        )
-      ).json()) as Record<string, string>
     const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Shop" })
     const title = `<img src=x onerror="document.title='pwned'">`
     const link = await post("/v1/payment-links", biz.secret_key_test, { data: { amount: 25, title } })
@@ -127,5 +129,34 @@ describe("a hosted payment page in a real browser", () => {
     ).toBe("600")
     expect(consoleErrors).toEqual([])
     await page.close()
+  })
+  it("long caller text wraps inside the page, prices stay in view, and the headers forbid framing", async () => {
+    const biz = await post("/v1/test_helpers/businesses", undefined, { name: "W".repeat(255) })
+    const invoice = await post("/v1/invoices", biz.secret_key_test, {
+      data: {
+        customer: "c",
+        line_items: [{ item: "X".repeat(255), quantity: 2, unit_price: 999999.99 }],
+        notes: "Y".repeat(1500)
+      }
+    })
+    for (const width of [1000, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 800 } })
+      const res = await page.goto(`${origin}${new URL(invoice.payment_link as string).pathname}`)
+      expect(res?.headers()["x-frame-options"]).toBe("DENY")
+      // no horizontal scrolling: the page is as wide as the window
+      const scrollWidth = await page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement
+            .scrollWidth
+      )
+      expect(scrollWidth, `${width}px`).toBeLessThanOrEqual(width)
+      // the line's total is inside the window
+      const total = await page.getByText("1999999.98").first().boundingBox()
+      expect(total, `${width}px`).not.toBeNull()
+      expect((total?.x ?? 0) + (total?.width ?? 0), `${width}px`).toBeLessThanOrEqual(width)
+      await page.close()
+    }
+    const docs = await fetch(`${origin}/docs`)
+    expect([docs.headers.get("x-frame-options"), docs.headers.get("referrer-policy")]).toEqual(["DENY", "no-referrer"])
   })
 })

@@ -68,6 +68,8 @@ describe("hosted pages behind the links the API hands out", () => {
       expect(csp).toContain("default-src 'none'")
       expect(csp).not.toContain("script-src")
       for (const text of p.has) expect(res.text, `${p.link}: ${text}`).toContain(text)
+      // every page names who is paid (escaped and isolated, like all caller text)
+      expect(res.text, p.link).toContain('to <strong data-testid="merchant"><bdi>Awa&#39;s shop</bdi></strong>')
       expect(res.text.includes("Test mode"), p.link).toBe(p.test)
       // nothing private: metadata, secrets, callback URLs, the customer's contact details, raw caller markup
       for (const secret of [
@@ -96,6 +98,24 @@ describe("hosted pages behind the links the API hands out", () => {
     const page = await s.call("GET", pathOf(request.body.link))
     expect(page.text).toContain("partially_paid")
     expect(page.text).toContain("4.25 USD")
+    expect(page.text).toContain('data-testid="addresses"')
+    // paid in full: the page says so and stops asking for funds
+    await s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
+      key: live,
+      body: { amount: 5.75, currency: "USDT", network: "TRC20" }
+    })
+    const done = await s.call("GET", pathOf(request.body.link))
+    expect(done.text).toContain("Paid in full")
+    expect(done.text).not.toContain('data-testid="addresses"')
+    expect(done.text).not.toContain("Pay before")
+    // a payment intent in a final state no longer asks to be paid
+    const { secret_key_test: test } = await s.business()
+    const intent = await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })
+    expect((await s.call("GET", pathOf(intent.body.payment_link))).text).toContain("Pay by mobile money")
+    await s.call("POST", `/v1/payments/${intent.body.payment_intent_id}/cancel`, { key: test })
+    const cancelled = (await s.call("GET", pathOf(intent.body.payment_link))).text
+    expect(cancelled).toContain("This payment was cancelled")
+    expect(cancelled).not.toContain("Pay before")
   })
 
   it("answer 404 not_found for a draft, an unknown id, or an id under another kind's path", async () => {

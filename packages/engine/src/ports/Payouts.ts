@@ -12,6 +12,8 @@ export class Payouts extends Context.Service<
   {
     readonly send: (input: {
       readonly idempotency_key: string
+      /** The business paying out (its conversion's owner); a rail may ignore it. */
+      readonly business_id?: string | undefined
       readonly network: "wave" | "afrimoney"
       readonly account_number: string
       readonly account_name: string

@@ -1,15 +1,7 @@
-import {
-  Decimal,
-  DomainError,
-  Instant,
-  type Invoice,
-  type PaymentIntent,
-  type PaymentLink,
-  type PaymentRequest
-} from "@xaalis/core"
+import { Decimal, DomainError, Instant, Invoice, PaymentIntent, type PaymentLink, PaymentRequest } from "@xaalis/core"
 import { Effect } from "effect"
-import type { Doc, Kind } from "../ports/Store.ts"
-import { unitOfWork } from "./common.ts"
+import type { Doc, Kind, StoreError } from "../ports/Store.ts"
+import { now, unitOfWork } from "./common.ts"
 import type { StoredPaymentRequest } from "./PaymentRequests.ts"
 
 /**
@@ -24,6 +16,8 @@ export interface HostedPage {
   readonly id: string
   /** A test-mode object: the page says nothing real is paid. */
   readonly test_mode: boolean
+  /** Who is paid: the business's name, so a payer sees it on every page (a title alone could claim anything). */
+  readonly merchant: string
   readonly heading: string
   readonly status: string
   /** What is asked, formatted: `"10.00"` and its currency. */
@@ -51,32 +45,43 @@ const at = (t: number) => Instant.toIso(t)
 
 const notFound = new DomainError({ code: "not_found", message: "No such payment page." })
 
-const requestPage = (doc: Doc<StoredPaymentRequest>): HostedPage => {
-  const r: PaymentRequest.PaymentRequest = doc.data.request
+const requestPage = (doc: Doc<StoredPaymentRequest>, t: number, merchant: string): HostedPage => {
+  const r = PaymentRequest.asOf(doc.data.request, t)
+  const open = r.status === "pending" || r.status === "partially_paid"
   return {
     kind: "payment_request",
     id: r.id,
     test_mode: doc.mode === "test",
-    heading: "Pay with USDT or USDC",
+    merchant,
+    heading: open ? "Pay with USDT or USDC" : r.status === "completed" ? "Paid in full" : "This request has expired",
     status: r.status,
     amount: { value: fiat(r.usd_amount), currency: "USD" },
     facts: [
       ["Paid so far", `${chain(r.amount)} USD`],
-      ...(r.expires_at === null ? [] : [["Pay before", at(r.expires_at)] as const])
+      ...(r.expires_at === null || !open ? [] : [["Pay before", at(r.expires_at)] as const])
     ],
-    addresses: doc.data.addresses.map((a) => ({ network: a.network, coin: a.coin, address: a.address })),
+    // where to send: only while the request takes payments
+    addresses: open ? doc.data.addresses.map((a) => ({ network: a.network, coin: a.coin, address: a.address })) : [],
     items: []
   }
 }
 
-const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>): HostedPage => {
-  const p = doc.data
+const intentHeadings: Record<string, string> = {
+  successful: "Paid",
+  failed: "The payment failed",
+  cancelled: "This payment was cancelled"
+}
+
+const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>, t: number, merchant: string): HostedPage => {
+  const p = PaymentIntent.asOf(doc.data, t)
   const total = p.transaction_fee_type === "customer" ? p.amount + p.transaction_fee : p.amount
+  const final = PaymentIntent.isTerminal(p.status)
   return {
     kind: "payment_intent",
     id: p.payment_intent_id,
     test_mode: p.test_mode,
-    heading: "Pay by mobile money",
+    merchant,
+    heading: intentHeadings[p.status] ?? "Pay by mobile money",
     status: p.status,
     amount: { value: fiat(total), currency: p.currency },
     facts: [
@@ -84,19 +89,20 @@ const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>): HostedPage => {
         ? [["Of which fee", `${fiat(p.transaction_fee)} ${p.currency}`] as const]
         : []),
       ...(p.network === null ? [] : [["Network", p.network] as const]),
-      ["Pay before", at(p.expires_at)]
+      ...(final ? [] : [["Pay before", at(p.expires_at)] as const])
     ],
     addresses: [],
     items: []
   }
 }
 
-const linkPage = (doc: Doc<PaymentLink.PaymentLink>): HostedPage => {
+const linkPage = (doc: Doc<PaymentLink.PaymentLink>, merchant: string): HostedPage => {
   const l = doc.data
   return {
     kind: "payment_link",
     id: l.id,
     test_mode: doc.mode === "test",
+    merchant,
     heading: l.title ?? "Payment",
     status: l.status,
     amount: { value: fiat(l.amount), currency: l.currency },
@@ -106,13 +112,14 @@ const linkPage = (doc: Doc<PaymentLink.PaymentLink>): HostedPage => {
   }
 }
 
-const invoicePage = (doc: Doc<Invoice.Invoice>): HostedPage => {
-  const i = doc.data
+const invoicePage = (doc: Doc<Invoice.Invoice>, t: number): HostedPage => {
+  const i = Invoice.asOf(doc.data, t)
   const number = i.invoice_number === null ? [] : [["Invoice number", String(i.invoice_number)] as const]
   return {
     kind: "invoice",
     id: i.id,
     test_mode: i.test_mode,
+    merchant: i.merchant_name,
     heading: `Invoice from ${i.merchant_name}`,
     status: i.status,
     amount: { value: fiat(i.amount), currency: i.currency },
@@ -134,24 +141,32 @@ const invoicePage = (doc: Doc<Invoice.Invoice>): HostedPage => {
 }
 
 /**
- * The hosted page of the object `id` of `kind`, or `not_found`: also for an
- * invoice still in draft (its link is handed out when it is published).
+ * The hosted page of the object `id` of `kind` as it stands now (an expiry or
+ * overdue mark that fell due shows before the scheduler stores it), or
+ * `not_found`: also for an invoice still in draft (its link is handed out when
+ * it is published).
  */
 export const hostedPage = (kind: HostedKind, id: string) =>
-  unitOfWork((tx) =>
-    Effect.flatMap(tx.get(kind, id), (doc) => {
-      if (doc === undefined) return Effect.fail(notFound)
-      switch (kind) {
-        case "payment_request":
-          return Effect.succeed(requestPage(doc as Doc<StoredPaymentRequest>))
-        case "payment_intent":
-          return Effect.succeed(intentPage(doc as Doc<PaymentIntent.PaymentIntent>))
-        case "payment_link":
-          return Effect.succeed(linkPage(doc as Doc<PaymentLink.PaymentLink>))
-        case "invoice": {
-          const invoice = doc as Doc<Invoice.Invoice>
-          return invoice.data.status === "draft" ? Effect.fail(notFound) : Effect.succeed(invoicePage(invoice))
+  Effect.flatMap(now, (t) =>
+    unitOfWork((tx) =>
+      Effect.flatMap(tx.get(kind, id), (doc): Effect.Effect<HostedPage, DomainError | StoreError> => {
+        if (doc === undefined) return Effect.fail(notFound)
+        const merchantOf = Effect.map(
+          doc.business_id === null ? Effect.succeed(undefined) : tx.get("business", doc.business_id),
+          (b) => (b?.data as { readonly name?: string } | undefined)?.name ?? ""
+        )
+        switch (kind) {
+          case "payment_request":
+            return Effect.map(merchantOf, (m) => requestPage(doc as Doc<StoredPaymentRequest>, t, m))
+          case "payment_intent":
+            return Effect.map(merchantOf, (m) => intentPage(doc as Doc<PaymentIntent.PaymentIntent>, t, m))
+          case "payment_link":
+            return Effect.map(merchantOf, (m) => linkPage(doc as Doc<PaymentLink.PaymentLink>, m))
+          case "invoice": {
+            const invoice = doc as Doc<Invoice.Invoice>
+            return invoice.data.status === "draft" ? Effect.fail(notFound) : Effect.succeed(invoicePage(invoice, t))
+          }
         }
-      }
-    })
+      })
+    )
   )

@@ -15,8 +15,19 @@ export const now = Clock.currentTimeMillis
 export const permissionDenied = (what: string) =>
   new DomainError({ code: "permission_denied", message: `${what} requires a live secret key (sk_live_…).` })
 
+/**
+ * `not_found` naming the id the caller sent, shortened to 64 characters (ids
+ * are UUIDs; whatever else was sent is echoed no longer than that) and as JSON
+ * text, so control characters in it show as escapes.
+ */
 export const notFound = (what: string, id: string) =>
-  new DomainError({ code: "not_found", message: `No ${what} with id ${id}.` })
+  new DomainError({ code: "not_found", message: `No ${what} with id ${echoId(id)}.` })
+
+const echoId = (id: string): string => {
+  const short = id.length <= 64 ? id : `${id.slice(0, 64)}…`
+  // a UUID (the usual case) is shown as it is; anything else with its control characters escaped
+  return /^[\x20-\x7e]*$/.test(short) ? short : JSON.stringify(short).slice(1, -1)
+}
 
 /** Live-only operations (decisions §7: all of `/v1/minting/*`). */
 export const requireLive = (caller: Scope, what: string): Effect.Effect<void, DomainError> =>

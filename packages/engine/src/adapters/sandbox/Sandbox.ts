@@ -16,8 +16,12 @@ export class SandboxControl extends Context.Service<
   {
     /** Sets the USD->GMD rate observed from now on (as of the given time). */
     readonly setRate: (rate: Decimal.Decimal, as_of: number) => Effect.Effect<void>
-    /** The next `count` payouts fail (0 clears). */
-    readonly failNextPayouts: (count: number) => Effect.Effect<void>
+    /**
+     * The next `count` payouts fail (0 clears): of `business_id` when given (the
+     * HTTP helper passes the caller's, so one business cannot fail another's
+     * payouts), else of any business.
+     */
+    readonly failNextPayouts: (count: number, business_id?: string) => Effect.Effect<void>
     /** Payouts sent so far (successful ones). */
     readonly payouts: Effect.Effect<
       ReadonlyArray<{ readonly reference: string; readonly amount: bigint; readonly account_number: string }>
@@ -62,6 +66,7 @@ export const layer = (
       const base = options.base_url ?? "http://127.0.0.1:3000"
       let rate = { rate: options.rate, as_of: options.rate_as_of ?? Number.MAX_SAFE_INTEGER }
       let failNext = 0
+      const failNextOf = new Map<string, number>()
       const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
       const feed = yield* Queue.unbounded<ConfirmedTransfer>()
 
@@ -79,8 +84,10 @@ export const layer = (
       const payouts = Payouts.of({
         send: (input) =>
           Effect.suspend(() => {
-            if (failNext > 0) {
-              failNext -= 1
+            const own = input.business_id === undefined ? 0 : (failNextOf.get(input.business_id) ?? 0)
+            if (own > 0 || failNext > 0) {
+              if (own > 0) failNextOf.set(input.business_id as string, own - 1)
+              else failNext -= 1
               return Effect.fail(
                 new PayoutFailed({ message: `sandbox: ${input.network} payout to ${input.account_number} failed` })
               )
@@ -97,9 +104,11 @@ export const layer = (
           Effect.sync(() => {
             rate = { rate: r, as_of }
           }),
-        failNextPayouts: (count) =>
+        failNextPayouts: (count, business_id) =>
           Effect.sync(() => {
-            failNext = count
+            if (business_id === undefined) failNext = count
+            else if (count === 0) failNextOf.delete(business_id)
+            else failNextOf.set(business_id, count)
           }),
         payouts: Effect.sync(() => [...sent]),
         pushTransfer: (t) => Queue.offer(feed, t).pipe(Effect.asVoid)
