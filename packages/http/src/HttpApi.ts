@@ -128,7 +128,11 @@ export const internal_error_message =
 
 const defaultRateLimit = { rps: 100, burst: 200 } as const
 
-const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
+const jsonHeaders = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff"
+}
 
 /** @internal A request as the handler's core reads it; the fetch face and the node:http mount both provide one. */
 export interface ApiRequest {
@@ -172,8 +176,15 @@ const jsonText_ = (status: number, text: string, headers?: Record<string, string
 const json = (status: number, body: unknown, headers?: Record<string, string>): ApiResponse =>
   jsonText_(status, JSON.stringify(body), headers)
 
+/** A 401 names the scheme to use (RFC 9110 §11.6.1, RFC 6750 §3). */
+const challenge = { "www-authenticate": "Bearer" } as const
+
 const errorResponse = (e: DomainError, headers?: Record<string, string>): ApiResponse =>
-  json(e.status, { error: { message: e.message, code: e.code } }, headers)
+  json(
+    e.status,
+    { error: { message: e.message, code: e.code } },
+    e.status === 401 ? (headers === undefined ? challenge : { ...challenge, ...headers }) : headers
+  )
 
 const internalResponse = () => json(500, { error: { message: internal_error_message, code: "internal_error" } })
 
@@ -311,7 +322,20 @@ const queryRecord = (url: URL): Record<string, string> => {
   return out
 }
 
+/**
+ * The scope of the Idempotency-Key of a POST that takes no API key (sandbox
+ * business creation): the client's address, so that a key used from one
+ * address can be neither replayed (the answer holds secret keys), nor probed,
+ * nor claimed in advance from another. Use a random key (a UUID), as with every
+ * Idempotency-Key.
+ */
+const keylessScope = (remoteAddress: string | undefined): Caller => {
+  const id = `keyless:${remoteAddress ?? "unknown"}`
+  return { business_id: id, mode: "test", account_id: id }
+}
+
 /** The idempotency fingerprint: SHA-256 of method, path and the raw body. */
+
 const fingerprint = (method: string, path: string, body: string) =>
   createHash("sha256").update(`${method} ${path}\n`, "utf8").update(body, "utf8").digest("hex")
 
@@ -326,6 +350,54 @@ const templateMatcher = (path: string): RegExp =>
 const BEARER = /^Bearer +(\S+) *$/i
 
 /**
+ * Decisions §8: a URL that receives live-mode events (a live `callback_url`, a
+ * business's `webhook_url`) must be https (the sandbox also allows plain http
+ * to loopback) and must not point at a private, loopback or link-local
+ * address. What can be judged without DNS (scheme, IP literals, `localhost` and
+ * private-use names) is refused here with a `validation_error` naming `field`;
+ * host names are vetted again at every delivery, since where a name resolves
+ * can change. Undefined when the URL passes.
+ *
+ * @example
+ * liveUrlRefusal("http://10.0.0.7/hook", { sandbox: false, field: "webhook_url" })
+ * // DomainError validation_error: "webhook_url is not allowed in live mode (…): it must be an https URL of a public host."
+ */
+export const liveUrlRefusal = (
+  url: string,
+  options: { readonly sandbox: boolean; readonly field: string }
+): DomainError | undefined => {
+  const verdict = AddressGuard.checkUrl(url, { mode: "live", allowLoopbackHttp: options.sandbox })
+  // plain http (sandbox only) must name loopback itself: an IP literal (vetted above) or localhost
+  const refusal = !verdict.ok
+    ? verdict.refusal
+    : verdict.url.protocol === "http:" &&
+        isIP(verdict.url.hostname.replace(/^\[|\]$/g, "")) === 0 &&
+        AddressGuard.specialUseName(verdict.url.hostname) !== "loopback"
+      ? "refused: plain http is allowed to loopback only"
+      : undefined
+  return refusal === undefined
+    ? undefined
+    : Errors.validation(
+        `${options.field} is not allowed in live mode (${refusal.replace(/^refused: /, "")}): it must be an https URL of a public host.`,
+        options.field
+      )
+}
+
+/** `liveUrlRefusal` of the body's `callback_url` (flat or under `data`), or of `webhook_url`. */
+const liveCallbackRule = (
+  input: unknown,
+  sandbox: boolean,
+  field: "callback_url" | "webhook_url" = "callback_url"
+): Result.Result<void, DomainError> => {
+  const fields = input !== null && typeof input === "object" ? (input as Record<string, unknown>) : {}
+  const nested = fields.data !== null && typeof fields.data === "object" ? (fields.data as Record<string, unknown>) : {}
+  const url = typeof fields[field] === "string" ? fields[field] : nested[field]
+  if (typeof url !== "string") return Result.succeed(undefined)
+  const refusal = liveUrlRefusal(url, { sandbox, field })
+  return refusal === undefined ? Result.succeed(undefined) : Result.fail(refusal)
+}
+
+/**
  * The whole HTTP API of the spec (decisions §7 and §9) as one web-standard
  * fetch handler. Synchronous: the engine's services are built in the
  * background right away (await `ready()` to fail fast at start-up); the first
@@ -337,38 +409,6 @@ const BEARER = /^Bearer +(\S+) *$/i
  * // 201 {id, account_id, name, secret_key_test, secret_key_live, webhook_secret}
  * await api.dispose()
  */
-/**
- * Decisions §8: a live-mode `callback_url` must be https (the sandbox also
- * allows plain http to loopback) and must not point at a private, loopback or
- * link-local address. What can be judged without DNS (scheme, IP literals,
- * `localhost` and private-use names) is refused here with `validation_error`;
- * host names are vetted again at every delivery, since where a name resolves
- * can change.
- */
-const liveCallbackRule = (input: unknown, sandbox: boolean): Result.Result<void, DomainError> => {
-  const fields = input !== null && typeof input === "object" ? (input as Record<string, unknown>) : {}
-  const nested = fields.data !== null && typeof fields.data === "object" ? (fields.data as Record<string, unknown>) : {}
-  const url = typeof fields.callback_url === "string" ? fields.callback_url : nested.callback_url
-  if (typeof url !== "string") return Result.succeed(undefined)
-  const verdict = AddressGuard.checkUrl(url, { mode: "live", allowLoopbackHttp: sandbox })
-  // plain http (sandbox only) must name loopback itself: an IP literal (vetted above) or localhost
-  const refusal = !verdict.ok
-    ? verdict.refusal
-    : verdict.url.protocol === "http:" &&
-        isIP(verdict.url.hostname.replace(/^\[|\]$/g, "")) === 0 &&
-        AddressGuard.specialUseName(verdict.url.hostname) !== "loopback"
-      ? "refused: plain http is allowed to loopback only"
-      : undefined
-  return refusal === undefined
-    ? Result.succeed(undefined)
-    : Result.fail(
-        Errors.validation(
-          `callback_url is not allowed in live mode (${refusal.replace(/^refused: /, "")}): it must be an https URL of a public host.`,
-          "callback_url"
-        )
-      )
-}
-
 export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const sandbox = options.sandbox ?? true
   const rate = typeof options.rate === "object" ? options.rate : Decimal.parse(options.rate ?? "70")
@@ -490,7 +530,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }
     // headers, then the body
     let idempotencyKey: string | undefined
-    if (r.method === "POST" && caller !== undefined) {
+    if (r.method === "POST") {
       const raw = req.header("idempotency-key")
       if (raw !== null) {
         if (!isIdempotencyKey(raw)) {
@@ -556,17 +596,26 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       if (caller?.mode === "live") {
         const rule = liveCallbackRule(input, sandbox)
         if (Result.isFailure(rule)) return Effect.fail(rule.failure)
+      } else if (r.operationId === "createSandboxBusiness") {
+        // the business's webhook URL receives live events (conversions): the live rules, checked now
+        // rather than failing every delivery for three days
+        const rule = liveCallbackRule(input, sandbox, "webhook_url")
+        if (Result.isFailure(rule)) return Effect.fail(rule.failure)
       }
       return r.handle({ caller, input, params, dry_run })
     })
+    // a POST without a key (sandbox business creation) keeps its Idempotency-Key per client address
+    const scope = caller ?? keylessScope(req.remoteAddress)
     const once =
-      idempotencyKey !== undefined && caller !== undefined && !dry_run
+      idempotencyKey !== undefined && !dry_run
         ? Idempotency.idempotent(
-            caller,
+            scope,
             idempotencyKey,
             fingerprint(r.method, state.req.pathname, text),
             work,
-            r.recover === undefined ? undefined : (touched) => (r.recover as Recover)(caller, touched)
+            r.recover === undefined || caller === undefined
+              ? undefined
+              : (touched) => (r.recover as Recover)(caller, touched)
           )
         : work
     const writes: OutboxWrites = { units: 0 }

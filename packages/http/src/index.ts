@@ -10,6 +10,7 @@ export {
   type HttpApiOptions,
   type HttpFault,
   internal_error_message,
+  liveUrlRefusal,
   makeHttpApi,
   type RequestLog
 } from "./HttpApi.ts"

@@ -484,11 +484,15 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.AdvanceClockBody,
     response: Resources.SandboxClock,
     status: 200,
-    handle: ({ input }) => Effect.flatMap(clockControl, (control) => control.advance(input.seconds * 1000)),
+    // the answer is the time the clock moved to: the same on a replay (Idempotency-Key), whatever time it is then
+    handle: ({ input }) =>
+      Effect.flatMap(clockControl, (control) =>
+        Effect.map(control.advance(input.seconds * 1000), (t) => ({ now: Instant.toIso(t) }))
+      ),
     // outside the idempotency record: the scheduler's units of work belong to no request
-    after: () =>
+    after: (answer) =>
       Effect.flatMap(Background, (background) =>
-        Effect.flatMap(background.exclusive(settleDuplicate(Scheduler.runDue())), () => sandboxNow)
+        Effect.as(background.exclusive(settleDuplicate(Scheduler.runDue())), answer)
       )
   }),
   route({
@@ -602,13 +606,14 @@ export const routes: ReadonlyArray<Route> = [
     sandbox_only: true,
     tag: tags.sandbox,
     summary: "Make the next mobile-money payouts fail",
-    description: "0 clears. A failed payout leaves the dalasi in the business balance.",
+    description:
+      "The caller's business's next payouts; 0 clears. A failed payout leaves the dalasi in the business balance.",
     body: Requests.FailNextPayoutsBody,
     response: Resources.SandboxFailNext,
     status: 200,
-    handle: ({ input }) =>
+    handle: ({ caller, input }) =>
       Effect.flatMap(Sandbox.SandboxControl, (control) =>
-        Effect.as(control.failNextPayouts(input.count), { count: input.count })
+        Effect.as(control.failNextPayouts(input.count, caller.business_id), { count: input.count })
       )
   })
 ]

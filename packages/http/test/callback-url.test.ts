@@ -83,3 +83,25 @@ describe("live-mode callback_url rule at creation", () => {
     await s.api.dispose()
   })
 })
+
+describe("a sandbox business's webhook_url", () => {
+  it("takes the live callback rules at creation (it receives live events)", async () => {
+    const s = setup({ sandbox: true })
+    for (const url of [
+      "http://merchant.example/hook",
+      "http://10.1.2.3/hook",
+      "https://10.0.0.7/hook",
+      "https://169.254.169.254/latest",
+      "https://billing.corp.internal/hook"
+    ]) {
+      const res = await s.call("POST", "/v1/test_helpers/businesses", { body: { name: "Hooked", webhook_url: url } })
+      expectError(res, 400, "validation_error")
+      expect(res.body.error.message).toMatch(/^webhook_url is not allowed in live mode/)
+    }
+    for (const url of ["https://merchant.example/hook", "http://127.0.0.1:4000/hook", "http://localhost:4000/hook"]) {
+      const res = await s.call("POST", "/v1/test_helpers/businesses", { body: { name: "Hooked", webhook_url: url } })
+      expect(res.status, `${url}: ${res.text}`).toBe(201)
+    }
+    await s.api.dispose()
+  })
+})

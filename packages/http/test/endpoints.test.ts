@@ -185,6 +185,15 @@ describe("every operation of the route table", () => {
     expect(conv.body.id).not.toBe(owned.id)
     expect(conv.body.pay_address).not.toBe("mine")
     expect(conv.body.reference).toMatch(/^MP-\d{8}-\d{6}-[0-9A-F]{8}$/)
+    // a zero markup is no markup: the same quote as without one
+    for (const markup_config of [
+      { type: "fixed", value: 0 },
+      { type: "percentage", value: 0 }
+    ]) {
+      const zero = await s.call("POST", "/v1/minting/offramp", { key: live, body: { gmd_amount: 5000, markup_config } })
+      expect(zero.status, zero.text).toBe(201)
+      expect(zero.body).toMatchObject({ pay_amount: 73.64, fee: 2.21, markup_share_usd: 0 })
+    }
 
     const pr = await s.call("POST", "/v1/minting/intents", {
       key: live,

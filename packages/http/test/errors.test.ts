@@ -18,7 +18,10 @@ describe("authentication", () => {
   it("answers 401 authentication_error to a missing, malformed or unknown key", async () => {
     s = setup()
     const { secret_key_test } = await s.business()
-    expectError(await s.call("GET", "/v1/balance"), 401, "authentication_error")
+    const none = await s.call("GET", "/v1/balance")
+    expectError(none, 401, "authentication_error")
+    expect(none.headers.get("www-authenticate")).toBe("Bearer")
+    expect(none.headers.get("x-content-type-options")).toBe("nosniff")
     for (const authorization of [
       "Basic dXNlcjpwYXNz",
       "Bearer",
@@ -27,17 +30,19 @@ describe("authentication", () => {
       secret_key_test,
       "Bearer sk_test_short",
       "Bearer pk_test_0123456789abcdef0123",
-      `Bearer ${secret_key_test.slice(0, -1)}x`,
+      // one character changed (never to the character it already was)
+      `Bearer ${secret_key_test.slice(0, -1)}${secret_key_test.endsWith("x") ? "y" : "x"}`,
       "Bearer sk_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     ]) {
       const res = await s.call("GET", "/v1/balance", { headers: { authorization } })
       expectError(res, 401, "authentication_error")
       expect(res.body.error.message).toBe("Invalid API key.")
+      expect(res.headers.get("www-authenticate")).toBe("Bearer")
     }
-    // the scheme is case-insensitive
-    expect(
-      (await s.call("GET", "/v1/balance", { headers: { authorization: `bearer ${secret_key_test}` } })).status
-    ).toBe(200)
+    // the scheme is case-insensitive; only a 401 carries the challenge
+    const ok = await s.call("GET", "/v1/balance", { headers: { authorization: `bearer ${secret_key_test}` } })
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get("www-authenticate")).toBeNull()
   })
 
   it("answers a test key with 403 permission_denied on every /v1/minting/* operation, reads included", async () => {
@@ -195,6 +200,13 @@ describe("routing and bodies", () => {
     const json = { "content-type": "application/json" }
     for (const raw of ["{", "{'data': 1}", '{"data":{"amount":1}} trailing', "NaN", '{"data":'])
       expectError(await s.call("POST", "/v1/payments", { key, raw, headers: json }), 400, "validation_error")
+    // a member named twice: a proxy in front may read the first, JSON.parse keeps the last; refused, nothing stored
+    for (const raw of ['{"data":{"amount":100},"data":{"amount":5}}', '{"data":{"amount":100,"amount":5}}']) {
+      const twice = await s.call("POST", "/v1/payments", { key, raw, headers: json })
+      expectError(twice, 400, "validation_error")
+      expect(twice.body.error.message).toMatch(/names "(data|amount)" twice/)
+    }
+    expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(0)
     const plain = await s.call("POST", "/v1/payments", {
       key,
       raw: '{"data":{"amount":100}}',
@@ -328,8 +340,14 @@ describe("routing and bodies", () => {
     const ok = await s.call("GET", "/v1/invoices?limit=100&offset=0&status=paid&expand[]=x", { key })
     expect(ok.status).toBe(200)
     expect(ok.body.meta).toEqual({ total: 0, limit: 100, offset: 0 })
-    for (const q of ["limit=0", "limit=101", "limit=abc", "offset=-1", "limit=1.5"]) {
+    for (const q of ["limit=0", "limit=101", "limit=abc", "offset=-1", "limit=1.5", "offset=9007199254740992"]) {
       expectError(await s.call("GET", `/v1/invoices?${q}`, { key }), 400, "validation_error")
+    }
+    // any offset >= 0 a JSON number carries exactly: past the end, an empty page
+    for (const offset of [100_000_001, Number.MAX_SAFE_INTEGER]) {
+      const deep = await s.call("GET", `/v1/invoices?offset=${offset}`, { key })
+      expect(deep.status).toBe(200)
+      expect(deep.body).toEqual({ data: [], meta: { total: 0, limit: 10, offset } })
     }
   })
 

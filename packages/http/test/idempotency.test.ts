@@ -119,6 +119,36 @@ describe("Idempotency-Key", () => {
     expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(1)
   })
 
+  it("replays a clock advance byte for byte, the clock moved once", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const before = Date.parse((await s.call("GET", "/v1/test_helpers/clock", { key })).body.now)
+    const advance = () =>
+      s.call("POST", "/v1/test_helpers/clock/advance", {
+        key,
+        body: { seconds: 3600 },
+        headers: { "idempotency-key": "clock-1" }
+      })
+    const first = await advance()
+    expect(first.status).toBe(200)
+    await new Promise((r) => setTimeout(r, 20)) // real time moves the sandbox clock on between the two
+    const again = await advance()
+    expect(again.status).toBe(200)
+    expect(again.text).toBe(first.text)
+    const after = Date.parse((await s.call("GET", "/v1/test_helpers/clock", { key })).body.now)
+    expect(after - before).toBeGreaterThanOrEqual(3_600_000)
+    expect(after - before).toBeLessThan(2 * 3_600_000)
+    expectError(
+      await s.call("POST", "/v1/test_helpers/clock/advance", {
+        key,
+        body: { seconds: 60 },
+        headers: { "idempotency-key": "clock-1" }
+      }),
+      409,
+      "idempotency_conflict"
+    )
+  })
+
   it("is scoped to the business and mode", async () => {
     s = setup()
     const a = await s.business({ name: "A" })
@@ -154,11 +184,27 @@ describe("Idempotency-Key", () => {
       ).status
     ).toBe(201)
     expect((await s.call("GET", "/v1/payments", { key })).body.meta.total).toBe(1)
-    // business creation has no key scope: the header is ignored there
-    const one = await s.call("POST", "/v1/test_helpers/businesses", { body: {}, headers: { "idempotency-key": "b" } })
-    const two = await s.call("POST", "/v1/test_helpers/businesses", { body: {}, headers: { "idempotency-key": "b" } })
+    // business creation (no API key) honours the header too, per client address
+    const create = (body: object, idem: string, remoteAddress = "203.0.113.7") =>
+      s.call("POST", "/v1/test_helpers/businesses", { body, headers: { "idempotency-key": idem }, remoteAddress })
+    const one = await create({ name: "Idem" }, "biz-1")
+    const two = await create({ name: "Idem" }, "biz-1")
     expect([one.status, two.status]).toEqual([201, 201])
-    expect(one.body.id).not.toBe(two.body.id)
+    expect(two.text).toBe(one.text)
+    // the replayed keys are the business's working keys: one business was created
+    expect((await s.call("GET", "/v1/balance", { key: two.body.secret_key_test })).status).toBe(200)
+    expectError(await create({ name: "Other" }, "biz-1"), 409, "idempotency_conflict")
+    const three = await create({ name: "Idem" }, "biz-2")
+    expect(three.status).toBe(201)
+    expect(three.body.id).not.toBe(one.body.id)
+    expect(three.body.secret_key_test).not.toBe(one.body.secret_key_test)
+    // a malformed key is refused before anything runs
+    expectError(await create({ name: "Idem" }, "bad key"), 400, "validation_error")
+    // from another address the same key and body neither replay (the answer holds secret keys) nor conflict
+    const elsewhere = await create({ name: "Idem" }, "biz-1", "198.51.100.9")
+    expect(elsewhere.status).toBe(201)
+    expect(elsewhere.body.secret_key_live).not.toBe(one.body.secret_key_live)
+    expect((await create({ name: "Other" }, "biz-1", "198.51.100.10")).status).toBe(201)
   })
 })
 

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto"
 import { once } from "node:events"
 import { createServer, request as httpRequest, type RequestListener, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { serve } from "@hono/node-server"
 import express from "express"
 import Fastify from "fastify"
@@ -549,6 +549,49 @@ describe("Fastify specifics", () => {
       expect(await own.json()).toEqual({ parsed: { a: 1 } })
       expect(await (await fetch(`${origin}/health`)).text()).toBe("ok")
       expect((await fetch(`${origin}/v2/nope`)).status).toBe(404)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it("reads the URL by the node:http mount's rules: Host cannot change the path, absolute-form works", async () => {
+    const app = Fastify()
+    await app.register(xaalisFastify, { handler: stub, hostname: "api.test", prefix: "/pay-api" })
+    await app.listen({ port: 0, host: "127.0.0.1" })
+    const port = (app.server.address() as AddressInfo).port
+    /** One raw request on a fresh connection; the status and the body. */
+    const raw = (text: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () => socket.write(text))
+        let got = ""
+        socket.on("data", (d) => {
+          got += d.toString()
+        })
+        socket.on("close", () => {
+          const at = got.indexOf("\r\n\r\n")
+          const head = got.slice(0, at)
+          let body = got.slice(at + 4)
+          if (/transfer-encoding: chunked/i.test(head)) body = body.replace(/^[0-9a-f]+\r\n|\r\n[0-9a-f]+\r\n/gi, "")
+          resolve({ status: Number(head.split(" ")[1]), body: body.replace(/\r\n0\r\n\r\n$/, "") })
+        })
+        socket.on("error", reject)
+      })
+    try {
+      for (const host of ["h/v1/other?", "a/b", "exa mple"]) {
+        const r = await raw(`GET /pay-api/v1/payments HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+        expect(r.status, host).toBe(400)
+        expect(JSON.parse(r.body), host).toEqual({
+          error: { message: "The request could not be read.", code: "validation_error" }
+        })
+      }
+      const absolute = await raw(
+        `GET http://127.0.0.1:${port}/pay-api/v1/payments?a=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+      )
+      expect(absolute.status).toBe(200)
+      expect((JSON.parse(absolute.body) as Echo).url).toBe(`http://127.0.0.1:${port}/v1/payments?a=1`)
+      const old = await raw("GET /pay-api/v1/payments HTTP/1.0\r\n\r\n")
+      expect(old.status).toBe(200)
+      expect((JSON.parse(old.body) as Echo).url).toBe("http://api.test/v1/payments")
     } finally {
       await app.close()
     }

@@ -484,20 +484,20 @@ describe("targetOf", () => {
   })
 })
 
-describe("answerClientErrors", () => {
-  /** Sends `raw` bytes on a fresh connection and resolves with everything the server wrote back. */
-  const rawExchange = (port: number, raw: string) =>
-    new Promise<string>((resolve, reject) => {
-      const socket = connect(port, "127.0.0.1", () => socket.write(raw))
-      let got = ""
-      socket.on("data", (d) => {
-        got += d.toString()
-      })
-      socket.on("end", () => resolve(got))
-      socket.on("close", () => resolve(got))
-      socket.on("error", reject)
+/** Sends `raw` bytes on a fresh connection and resolves with everything the server wrote back. */
+const rawExchange = (port: number, raw: string) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(raw))
+    let got = ""
+    socket.on("data", (d) => {
+      got += d.toString()
     })
+    socket.on("end", () => resolve(got))
+    socket.on("close", () => resolve(got))
+    socket.on("error", reject)
+  })
 
+describe("answerClientErrors", () => {
   it("answers what node:http cannot parse with the error object, not an empty body", async () => {
     const s = setup()
     const server = createServer(toNodeListener(s.api.fetch))
@@ -521,6 +521,46 @@ describe("answerClientErrors", () => {
       // a well-formed request on the same server is served as usual
       const ok = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)
       expect(ok.status).toBe(200)
+    } finally {
+      server.close()
+      await s.api.dispose()
+    }
+  })
+})
+
+describe("requests without a Host header", () => {
+  const exchange = async (port: number, raw: string) => {
+    const got = await rawExchange(port, raw)
+    const at = got.indexOf("\r\n\r\n")
+    return { head: got.slice(0, at), body: got.slice(at + 4) }
+  }
+
+  it("HTTP/1.1 gets 400 with the error object (server made with requireHostHeader: false); HTTP/1.0 is served on the given hostname", async () => {
+    const s = setup()
+    const { secret_key_test: key } = await s.business()
+    const server = createServer({ requireHostHeader: false }, toNodeListener(s.api.fetch, { hostname: "api.test" }))
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const port = (server.address() as AddressInfo).port
+    try {
+      const missing = await exchange(
+        port,
+        `GET /v1/balance HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`
+      )
+      expect(missing.head).toMatch(/^HTTP\/1\.1 400 /)
+      expect(missing.head.toLowerCase()).toContain("content-type: application/json")
+      expect(JSON.parse(missing.body)).toStrictEqual({
+        error: { message: "An HTTP/1.1 request must carry a Host header.", code: "validation_error" }
+      })
+      const old = await exchange(port, `GET /v1/balance HTTP/1.0\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+      expect(old.head).toMatch(/^HTTP\/1\.1 200 /)
+      expect(Object.keys(JSON.parse(old.body))).toContain("available")
+      // with a Host, HTTP/1.1 is served as usual
+      const normal = await exchange(
+        port,
+        `GET /v1/balance HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`
+      )
+      expect(normal.head).toMatch(/^HTTP\/1\.1 200 /)
     } finally {
       server.close()
       await s.api.dispose()

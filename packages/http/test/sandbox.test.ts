@@ -201,6 +201,26 @@ describe("test helpers", () => {
     expect(timeline.filter((e: { type: string }) => e.type === "payout")).toMatchObject([{ outcome: "failed" }])
     expect((await s.call("GET", "/v1/balance", { key: live })).body.available).toBe(5000)
 
+    // another business's fail_next fails its own payouts only, never this one's
+    const other = await s.business({ name: "Other" })
+    await s.call("POST", "/v1/test_helpers/payouts/fail_next", { key: other.secret_key_test, body: { count: 5 } })
+    /** A conversion to the wallet, paid in full: the outcomes of its payouts. */
+    const payoutsOf = async (key: string) => {
+      const c = await s.call("POST", "/v1/minting/offramp", {
+        key,
+        body: { gmd_amount: 5000, destination: "mobile_money", payout_method: wallet }
+      })
+      await s.call("POST", "/v1/test_helpers/chain/transfers", {
+        key,
+        body: { network: "TRC20", currency: "USDT", to_address: c.body.pay_address, amount: 73.64 }
+      })
+      const events = (await s.call("GET", `/v1/minting/ramps/${c.body.id}`, { key })).body.events
+      return events.filter((e: { type: string }) => e.type === "payout").map((e: { outcome: string }) => e.outcome)
+    }
+    expect(await payoutsOf(live)).toEqual(["succeeded"])
+    expect((await s.call("GET", "/v1/balance", { key: live })).body.available).toBe(5000)
+    expect(await payoutsOf(other.secret_key_live)).toEqual(["failed"])
+
     // a payment request paid through its hosted page, in two payments
     const request = await s.call("POST", "/v1/minting/intents", { key: live, body: { amount: 10, callback_url: hook } })
     const pay = (amount: number) =>

@@ -20,7 +20,7 @@ interface ExpressRequestFields {
 }
 
 export interface XaalisExpressOptions extends Omit<NodeListenerOptions, "remoteAddress"> {
-  /** Path trees forwarded to the handler, relative to the mount point; others go to `next()`. Default `["/v1", "/docs"]`. */
+  /** Path trees forwarded to the handler, relative to the mount point; others go to `next()`. Default `["/v1", "/docs", "/pay"]`. */
   readonly paths?: ReadonlyArray<string>
   /** The client address given to the handler. Default: Express's `req.ip` (which follows `trust proxy`). */
   readonly remoteAddress?: (req: IncomingMessage) => string | undefined
@@ -63,7 +63,7 @@ const knownBytes = (req: IncomingMessage): Uint8Array | undefined => {
  * app.use(xaalisExpress(api.fetch))            // /v1/... and /docs
  * app.use("/payments", xaalisExpress(api.fetch)) // /payments/v1/...: the handler sees /v1/...
  *
- * Only `/v1` and `/docs` (relative to the mount point) are forwarded; every
+ * Only `/v1`, `/docs` and `/pay` (relative to the mount point) are forwarded; every
  * other path goes on to the next middleware.
  *
  * Gotcha: the handler needs the raw body bytes (exact amounts, idempotency

@@ -6,16 +6,19 @@
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify"
 import { contextOf, defaultPaths, errorResponse, type Handler, messages } from "./internal.ts"
+import { targetOf } from "./NodeListener.ts"
 
 export interface XaalisFastifyOptions {
   /** The xaalis fetch handler (`api.fetch`). */
   readonly handler: Handler
-  /** Path trees forwarded to the handler, under the plugin's prefix. Default `["/v1", "/docs"]`. */
+  /** Path trees forwarded to the handler, under the plugin's prefix. Default `["/v1", "/docs", "/pay"]`. */
   readonly paths?: ReadonlyArray<string>
   /** Largest body read, in bytes. Default: the server's `bodyLimit` (1 MiB unless changed). */
   readonly bodyLimit?: number
   /** The client address given to the handler. Default: `request.ip` (which follows `trustProxy`). */
   readonly remoteAddress?: (request: FastifyRequest) => string | undefined
+  /** Host used when an HTTP/1.0 request carries no `Host` header. Without it such requests get a 400. */
+  readonly hostname?: string
 }
 
 /**
@@ -25,7 +28,7 @@ export interface XaalisFastifyOptions {
  * await app.register(xaalisFastify, { handler: api.fetch })                      // /v1/..., /docs
  * await app.register(xaalisFastify, { handler: api.fetch, prefix: "/payments" }) // the handler sees /v1/...
  *
- * Every method of `/v1`, `/v1/*`, `/docs` and `/docs/*` is forwarded with its full
+ * Every method of `/v1`, `/docs`, `/pay` and the paths under them is forwarded with its full
  * query, every header and the exact body bytes. The plugin is not wrapped with
  * fastify-plugin on purpose: its catch-all body parser and error mapping stay in
  * its own context and never change how the rest of the app parses bodies.
@@ -59,7 +62,7 @@ export const xaalisFastify: FastifyPluginAsync<XaalisFastifyOptions> = async (fa
   const forward = async (request: FastifyRequest, reply: FastifyReply) => {
     let web: Request
     try {
-      web = toRequest(request, abortedWith(reply), prefix)
+      web = toRequest(request, abortedWith(reply), prefix, options.hostname)
     } catch {
       return reply.send(errorResponse("validation_error", messages.badRequest))
     }
@@ -92,11 +95,23 @@ const abortedWith = (reply: FastifyReply): AbortSignal => {
   return controller.signal
 }
 
-/** The web Request of a Fastify request: URL without the plugin prefix, raw headers, exact body. */
-const toRequest = (request: FastifyRequest, signal: AbortSignal, prefix: string): Request => {
-  const target = request.raw.url ?? "/"
-  const path = prefix !== "" && target.startsWith(prefix) ? target.slice(prefix.length) : target
-  const url = `${request.protocol}://${request.host}${path.startsWith("/") ? path : `/${path}`}`
+/**
+ * The web Request of a Fastify request: URL without the plugin prefix, raw
+ * headers, exact body. The URL is read from the request target and `Host` by
+ * the rules of the node:http mount (an absolute-form target is taken as is; a
+ * `Host` that is not a host, such as `h/v1/x?`, is refused), so `Host` can never
+ * change the path the handler routes on. Throws when they are unusable (a 400).
+ */
+const toRequest = (request: FastifyRequest, signal: AbortSignal, prefix: string, hostname?: string): Request => {
+  const target = targetOf(request.raw, hostname)
+  if (target === undefined) throw new Error("unusable request target or Host")
+  const parsed = target.url()
+  const scheme = request.protocol === "https" ? "https:" : parsed.protocol
+  const path =
+    prefix !== "" && (parsed.pathname === prefix || parsed.pathname.startsWith(`${prefix}/`))
+      ? parsed.pathname.slice(prefix.length) || "/"
+      : parsed.pathname
+  const url = `${scheme}//${parsed.host}${path}${parsed.search}`
   const headers = new Headers()
   const raw = request.raw.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {

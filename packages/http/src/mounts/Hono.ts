@@ -39,7 +39,7 @@ const strip = (request: Request, mountedAt: string): Request => {
 
 /**
  * Mounts the xaalis fetch handler in a Hono app, at `prefix` (default: the root).
- * `/v1`, `/v1/*`, `/docs` and `/docs/*` under the prefix are forwarded with Hono's
+ * `/v1`, `/docs`, `/pay` and the paths under them, under the prefix, are forwarded with Hono's
  * `mount()`, the prefix (and the app's basePath) taken off the path; every other
  * path stays the app's.
  *

@@ -27,7 +27,13 @@ export interface NodeListenerOptions {
    * proxy sets, and only from a proxy you trust.
    */
   readonly remoteAddress?: (incoming: IncomingMessage) => string | undefined
-  /** Host used when a request carries no `Host` header (HTTP/1.0). Without it such requests get a 400. */
+  /**
+   * Host used when an HTTP/1.0 request carries no `Host` header (where it is
+   * optional). Without it such requests get a 400. An HTTP/1.1 request without
+   * `Host` always gets `400 validation_error` (RFC 9112 §3.2): node answers those
+   * itself with an empty body unless the server is created with
+   * `requireHostHeader: false`, which lets this listener answer the error object.
+   */
   readonly hostname?: string
   /** Receives a fault of the handler itself (it should never throw); the client gets a 500 `internal_error`. Default: `console.error`. */
   readonly onError?: (error: unknown) => void
@@ -49,6 +55,20 @@ export const nodeBridge = (
 ): ((incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>) => {
   const remoteAddress = options.remoteAddress ?? ((incoming: IncomingMessage) => incoming.socket.remoteAddress)
   const onError = safe(options.onError ?? ((error: unknown) => console.error(error)))
+  const inner = bridgeOf(handler, remoteAddress, onError, options)
+  const refuse = answerNow(onError)
+  return (incoming, outgoing) =>
+    incoming.headers.host === undefined && incoming.httpVersionMajor === 1 && incoming.httpVersionMinor >= 1
+      ? Promise.resolve(refuse(incoming, outgoing, badRequest(messages.noHost)))
+      : inner(incoming, outgoing)
+}
+
+const bridgeOf = (
+  handler: Handler,
+  remoteAddress: (incoming: IncomingMessage) => string | undefined,
+  onError: (error: unknown) => void,
+  options: NodeListenerOptions & { readonly bodyOf?: (incoming: IncomingMessage) => Uint8Array | undefined }
+): ((incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>) => {
   const core = apiHandlerOf(handler)
   if (core !== undefined) return direct(core, remoteAddress, onError, options)
   const listener = getRequestListener(
@@ -228,15 +248,23 @@ const writeAnswer = (outgoing: ServerResponse, answer: ApiResponse) => {
   outgoing.end(answer.body)
 }
 
-const badRequest = (): ApiResponse => ({
+const badRequest = (message: string = messages.badRequest): ApiResponse => ({
   status: 400,
-  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-  body: JSON.stringify({ error: { message: messages.badRequest, code: "validation_error" } })
+  headers: {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff"
+  },
+  body: JSON.stringify({ error: { message, code: "validation_error" } })
 })
 
 const internal = (): ApiResponse => ({
   status: 500,
-  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+  headers: {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff"
+  },
   body: JSON.stringify({ error: { message: messages.internal, code: "internal_error" } })
 })
 
@@ -350,11 +378,17 @@ export const toNodeListener = (
  * validation_error`, instead of node's bare status line with an empty body.
  * Call it once on the server that serves `toNodeListener`.
  *
+ * `onAnswer` hears of each such answer (for a request log: these requests never
+ * reach the handler, so its `onRequest` does not see them).
+ *
  * @example
  * const server = createServer(toNodeListener(api.fetch))
  * answerClientErrors(server)
  */
-export const answerClientErrors = (server: Pick<Server, "on">): void => {
+export const answerClientErrors = (
+  server: Pick<Server, "on">,
+  options: { readonly onAnswer?: (answer: { readonly status: 400; readonly message: string }) => void } = {}
+): void => {
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === "ECONNRESET" || !socket.writable) {
       socket.destroy()
@@ -366,9 +400,10 @@ export const answerClientErrors = (server: Pick<Server, "on">): void => {
         : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
           ? "The request took too long to arrive."
           : "The request is not valid HTTP."
+    options.onAnswer?.({ status: 400, message })
     const body = JSON.stringify({ error: { message, code: "validation_error" } })
     socket.end(
-      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
     )
   })
 }

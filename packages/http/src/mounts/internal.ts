@@ -40,6 +40,7 @@ export const normalizePrefix = (prefix: string | undefined): string => {
 export const messages = {
   internal: internal_error_message,
   badRequest: "The request could not be read.",
+  noHost: "An HTTP/1.1 request must carry a Host header.",
   bodyConsumed:
     "The server is misconfigured: the request body was read by another middleware before it reached the API, so its exact bytes are lost."
 } as const
@@ -49,7 +50,11 @@ export const errorResponse = (code: "validation_error" | "internal_error", messa
   new Response(JSON.stringify(new DomainError({ code, message }).toJSON()), {
     status: Errors.catalogue[code].status,
     // The handler's own JSON headers, so a mount's answer looks like the API's.
-    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff"
+    }
   })
 
 const bodyless = (method: string): boolean => method === "GET" || method === "HEAD"
