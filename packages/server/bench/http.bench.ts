@@ -74,9 +74,14 @@ const startChild = async (script: string, env: Record<string, string>): Promise<
     ["--disable-warning=ExperimentalWarning", "--conditions=@xaalis/source", script],
     {
       env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
-      stdio: ["ignore", openSync("/dev/null", "w"), "inherit"]
+      // stderr kept, not shown: the reference server's start banner is there; shown if it fails to start
+      stdio: ["ignore", openSync("/dev/null", "w"), "pipe"]
     }
   )
+  let stderr = ""
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
   let exited: number | null | undefined
   child.once("exit", (code) => {
     exited = code
@@ -84,7 +89,7 @@ const startChild = async (script: string, env: Record<string, string>): Promise<
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
-    if (exited !== undefined) throw new Error(`${script} exited early with ${exited}`)
+    if (exited !== undefined) throw new Error(`${script} exited early with ${exited}: ${stderr}`)
     try {
       await (await fetch(`${url}/v1/openapi.json`)).arrayBuffer()
       return { child, url }

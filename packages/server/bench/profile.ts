@@ -37,7 +37,7 @@ try {
         RATE_LIMIT_RPS: process.env.RATE_LIMIT_RPS ?? "0",
         DATA_DIR: join(work, "data")
       },
-      stdio: ["ignore", "pipe", "inherit"]
+      stdio: ["ignore", "pipe", "pipe"]
     }
   )
   const url = await new Promise<string>((resolve, reject) => {
@@ -46,12 +46,14 @@ try {
       seen += chunk.toString()
       const m = /listening on (http:\/\/\S+)/.exec(seen)
       if (m?.[1] !== undefined) {
-        child.stdout?.off("data", onData)
-        child.stdout?.resume() // the request log: read and dropped
+        child.stderr?.off("data", onData)
+        child.stderr?.pipe(process.stderr)
         resolve(m[1])
       }
     }
-    child.stdout?.on("data", onData)
+    // the banner is on stderr; the request log on stdout is read and dropped
+    child.stderr?.on("data", onData)
+    child.stdout?.resume()
     child.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
   })
   const biz = (await (

@@ -16,6 +16,7 @@
 import { parseArgs } from "node:util"
 import { DomainError, decodeRequest, Requests } from "@xaalis/core"
 import { Businesses, type Ids, IdsAdapter, SandboxClock, type Store, type StoreError } from "@xaalis/engine"
+import { liveUrlRefusal } from "@xaalis/http"
 import { Cause, Effect, Exit, Layer, Result } from "effect"
 import type { ServerConfig } from "./config.ts"
 import { storeLayer } from "./store.ts"
@@ -59,16 +60,22 @@ const invalid = (message: string) => Effect.fail(new DomainError({ code: "valida
 /** The work of `command`, as an Effect on the engine's services. */
 const work = (
   command: Command,
-  values: Record<string, string | undefined>
+  values: Record<string, string | undefined>,
+  sandbox: boolean
 ): Effect.Effect<unknown, DomainError | StoreError, Store | Ids> => {
   if (command === "create-business") {
     const body = {
       ...(values.name === undefined ? {} : { name: values.name }),
       ...(values["webhook-url"] === undefined ? {} : { webhook_url: values["webhook-url"] })
     }
-    return Effect.flatMap(Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)), (input) =>
-      Businesses.createBusiness(input)
-    )
+    return Effect.flatMap(Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)), (input) => {
+      // the webhook URL receives live events: the live rules, as the HTTP helper checks them
+      const refusal =
+        input.webhook_url === undefined
+          ? undefined
+          : liveUrlRefusal(input.webhook_url, { sandbox, field: "webhook_url" })
+      return refusal === undefined ? Businesses.createBusiness(input) : Effect.fail(refusal)
+    })
   }
   const business = values.business
   const seconds = values["expires-in"] ?? "0"
@@ -120,7 +127,7 @@ export const runAdmin = async (
   const services = Layer.mergeAll(IdsAdapter.layer, config.sandbox ? SandboxClock.layer : Layer.empty).pipe(
     Layer.provideMerge(storeLayer(config.store))
   )
-  const exit = await Effect.runPromiseExit(Effect.provide(work(command, values), services))
+  const exit = await Effect.runPromiseExit(Effect.provide(work(command, values, config.sandbox), services))
   if (Exit.isSuccess(exit)) return { code: 0, stdout: `${JSON.stringify(exit.value, null, 2)}\n`, stderr: "" }
   const failure = Result.getOrUndefined(Cause.findError(exit.cause))
   if (failure instanceof DomainError) {

@@ -91,8 +91,14 @@ const main = async () => {
       "Create a sandbox business:",
       `  curl -s -X POST ${server.url}/v1/test_helpers/businesses -H 'content-type: application/json' -d '{"name":"My shop"}'`
     )
+  } else {
+    lines.push(
+      "Create a business (the test helpers are off): xaalis-server create-business --name 'My shop' (in a checkout: npm run -s admin -- create-business --name 'My shop')"
+    )
   }
-  process.stdout.write(`${lines.join("\n")}\n`)
+  // for people on stderr; stdout carries only JSON lines (the request log), with where it listens as the first
+  log({ level: "info", msg: "listening", url: server.url, sandbox: config.sandbox, store: config.store.kind })
+  process.stderr.write(`${lines.join("\n")}\n`)
   if (stopping) shutdown(server)
 }
 

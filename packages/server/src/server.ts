@@ -10,12 +10,29 @@ export interface RunningServer {
   /** Where it listens, e.g. http://127.0.0.1:3000 */
   readonly url: string
   readonly port: number
-  /** Graceful stop: no new connections, in-flight requests finish, the background loop stops, stores close. */
+  /**
+   * Graceful stop: no new connections; idle keep-alive connections close at
+   * once, busy ones after their answer (which says `Connection: close`), and any
+   * still open after `drain_ms` are cut; then the background loop stops and the
+   * stores close.
+   */
   readonly close: () => Promise<void>
 }
 
 /** How often the background loop runs due work (expiries, overdue marks, payouts, webhook retries). */
 export const tick_ms = 1_000
+
+/** How long a graceful stop waits for clients to leave their connections before cutting them. */
+export const drain_ms = 10_000
+
+/**
+ * How long a client may take to send a request's headers, and the whole request
+ * (node's defaults are 60 s and 300 s): a client that holds a connection open by
+ * sending a byte now and then is answered `400` and cut off sooner. The largest
+ * body (256 KiB) needs no more than this on any usable link.
+ */
+export const headersTimeout = 10_000
+export const requestTimeout = 30_000
 
 /**
  * Starts the reference server: the HTTP API of @xaalis/http on node:http, the
@@ -25,8 +42,22 @@ export const tick_ms = 1_000
 export const startServer = async (config: ServerConfig, log: LogLine = jsonLines()): Promise<RunningServer> => {
   // listen first: with PORT=0 the address (and so the default base of hosted links) is known only then
   let listener: ReturnType<typeof toNodeListener> | undefined
-  const server: Server = createServer((req, res) => listener?.(req, res))
-  answerClientErrors(server) // unparsable requests get the error object too
+  // once closing, every answer says `Connection: close`, so clients on keep-alive connections move away
+  let draining = false
+  // requireHostHeader off: an HTTP/1.1 request without Host gets the API's error object, not node's empty 400
+  const server: Server = createServer(
+    // timeouts checked every second (node's default: every 30 s, on top of the timeout)
+    { requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      if (draining) res.setHeader("connection", "close")
+      listener?.(req, res)
+    }
+  )
+  // unparsable requests get the error object too, and a line in the request log
+  answerClientErrors(server, {
+    onAnswer: (a) =>
+      log({ level: "info", msg: "request", method: null, path: null, status: a.status, error: a.message })
+  })
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, config.host, () => {
@@ -64,7 +95,8 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
         error: fault.message
       })
   })
-  listener = toNodeListener(api.fetch)
+  // an HTTP/1.0 request may leave Host out: it is taken as addressed to this server
+  listener = toNodeListener(api.fetch, { hostname: new URL(url).host })
   // fail at start, not on the first request, when the store cannot open (bad DATABASE_URL, unwritable DATA_DIR…)
   try {
     await api.ready()
@@ -79,9 +111,15 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
+      draining = true
       await new Promise<void>((resolve) => {
+        // no new connections; idle ones close now, busy ones after their answer (Connection: close)
         server.close(() => resolve())
         server.closeIdleConnections()
+        // a client that keeps a connection busy past the deadline is cut off
+        const deadline = setTimeout(() => server.closeAllConnections(), drain_ms)
+        deadline.unref()
+        server.once("close", () => clearTimeout(deadline))
       })
       await due.stop()
       await api.dispose()

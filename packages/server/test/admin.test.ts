@@ -114,6 +114,9 @@ describe("operator commands of xaalis-server", () => {
       [["roll-key", "--business", "no-such-business", "--mode", "live"], /"code":"not_found"/],
       [["roll-key", "--business", biz.id, "--mode", "live", "--bogus"], /Unknown option '--bogus'[\s\S]*usage/],
       [["create-business", "--webhook-url", "not a url"], /"code":"validation_error"/],
+      // the webhook URL receives live events: the live rules, as the HTTP helper applies them
+      [["create-business", "--webhook-url", "https://10.0.0.1/hooks"], /webhook_url is not allowed in live mode/],
+      [["create-business", "--webhook-url", "http://example.com/hooks"], /webhook_url is not allowed in live mode/],
       [["roll-webhook-secret", "--business", biz.id, "--expires-in", "604801"], /"code":"validation_error"/],
       [["roll-webhook-secret", "--business", "no-such-business"], /"code":"not_found"/],
       [["roll-webhook-secret", "--business", biz.id, "--mode", "live"], /Unknown option '--mode'/],
@@ -124,6 +127,10 @@ describe("operator commands of xaalis-server", () => {
       expect([args.join(" "), outcome.code, outcome.stdout]).toEqual([args.join(" "), 2, ""])
       expect(outcome.stderr).toMatch(stderr)
     }
+    // without the sandbox, not even loopback over plain http
+    const off = await admin(["create-business", "--webhook-url", "http://127.0.0.1:9/hooks"], { ...env, SANDBOX: "0" })
+    expect([off.code, off.stdout]).toEqual([2, ""])
+    expect(off.stderr).toMatch(/webhook_url is not allowed in live mode/)
     const memory = await admin(["create-business"], { STORE: "memory" })
     expect([memory.code, memory.stderr]).toEqual([2, expect.stringContaining("STORE=memory keeps nothing")])
     // the keys still work: nothing was rolled

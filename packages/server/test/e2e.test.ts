@@ -3,9 +3,10 @@
  * process, real HTTP, real sockets), called as a client would call it.
  */
 import { createHmac } from "node:crypto"
+import { connect } from "node:net"
 import { verify } from "@xaalis/webhooks"
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { call, receiver, type ServerProcess, startServerProcess, tempDataDir } from "./harness.ts"
 
 const errorShape = (body: unknown, code: string) => {
@@ -45,9 +46,34 @@ afterAll(async () => {
 })
 
 describe("reference server over HTTP", () => {
-  it("prints where it listens and how to create a sandbox business", () => {
-    expect(server.lines.join("\n")).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/)
-    expect(server.lines.join("\n")).toContain("/v1/test_helpers/businesses")
+  it("prints where it listens and how to create a sandbox business (stderr); stdout carries only JSON lines", () => {
+    expect(server.stderr()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/)
+    expect(server.stderr()).toContain("/v1/test_helpers/businesses")
+    expect(server.lines.length).toBeGreaterThan(0)
+    for (const line of server.lines) expect(() => JSON.parse(line), line).not.toThrow()
+    expect(JSON.parse(server.lines[0] as string)).toMatchObject({ msg: "listening", url: server.url, sandbox: true })
+  })
+
+  it("answers a request node cannot parse with the error object, and logs it like any other", async () => {
+    const { port } = new URL(server.url)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("GARBAGE /x HTTP/1.1\r\n\r\n"))
+      let got = ""
+      socket.on("data", (d) => {
+        got += d.toString()
+      })
+      socket.on("close", () => resolve(got))
+      socket.on("error", reject)
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: { message: "The request is not valid HTTP.", code: "validation_error" }
+    })
+    await vi.waitFor(() =>
+      expect(server.lines.map((l) => JSON.parse(l))).toContainEqual(
+        expect.objectContaining({ msg: "request", status: 400, error: "The request is not valid HTTP." })
+      )
+    )
   })
 
   it("creates sandbox businesses with the §9 fields", () => {

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -11,8 +12,10 @@ const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 export interface ServerProcess {
   readonly url: string
   readonly child: ChildProcess
-  /** Every line the server printed on stdout so far. */
+  /** Every line the server printed on stdout so far (JSON lines only). */
   readonly lines: Array<string>
+  /** What it printed on stderr so far (the start banner, for people). */
+  readonly stderr: () => string
   readonly dataDir: string
   /** Sends `signal` (default SIGTERM) and resolves with the exit code. */
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
@@ -48,13 +51,14 @@ export const startServerProcess = (env: Record<string, string>, dataDir: string)
       const parts = buffer.split("\n")
       buffer = parts.pop() ?? ""
       lines.push(...parts)
-      const m = lines.map((l) => /listening on (http:\/\/\S+)/.exec(l)).find((x) => x !== null)
+      const m = lines.map((l) => /"msg":"listening","url":"(http:\/\/[^"]+)"/.exec(l)).find((x) => x !== null)
       if (!started && m?.[1] !== undefined) {
         started = true
         resolve({
           url: m[1],
           child,
           lines,
+          stderr: () => stderr,
           dataDir,
           stop: (signal = "SIGTERM") => {
             if (child.exitCode === null) child.kill(signal)
@@ -139,4 +143,15 @@ export const receiver = async () => {
     },
     close: () => new Promise<void>((r) => server.close(() => r()))
   }
+}
+
+/** A raw TCP connection to `url`'s server, for requests sent by hand: what arrived so far, and its close. */
+export const rawConnection = async (url: string) => {
+  const socket = connect(Number(new URL(url).port), "127.0.0.1")
+  await once(socket, "connect")
+  let got = ""
+  socket.on("data", (d: Buffer) => {
+    got += d.toString()
+  })
+  return { socket, received: () => got, closed: once(socket, "close") }
 }

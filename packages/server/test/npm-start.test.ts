@@ -14,11 +14,13 @@ const npmStart = (env: Record<string, string>) => {
   })
   const listening = new Promise<string>((resolve, reject) => {
     let out = ""
-    child.stdout.on("data", (chunk: Buffer) => {
+    // the banner, for people, is on stderr
+    child.stderr.on("data", (chunk: Buffer) => {
       out += chunk.toString()
       const m = /listening on (http:\/\/\S+)/.exec(out)
       if (m?.[1] !== undefined) resolve(m[1])
     })
+    child.stdout.resume()
     child.once("exit", (code) => reject(new Error(`npm start exited with ${code} before listening:\n${out}`)))
   })
   return { child, listening }

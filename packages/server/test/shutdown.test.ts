@@ -1,0 +1,62 @@
+/**
+ * A graceful stop while clients keep every keep-alive connection busy (the next
+ * request written the moment an answer arrives, as load generators and proxies
+ * do). Before, the server kept answering them for as long as they kept sending:
+ * SIGTERM under a minute-long load stopped it only when the load ended (here,
+ * the test's 30 s timeout). Now the answers after the stop began say
+ * `Connection: close`, the clients move away, and the server exits while the
+ * load is still running.
+ */
+import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import { describe, expect, it } from "vitest"
+import { rawConnection, startServerProcess, tempDataDir } from "./harness.ts"
+
+const autocannonCli = createRequire(import.meta.url).resolve("autocannon")
+
+describe("graceful stop", () => {
+  it("on SIGTERM under keep-alive load, exits while the load goes on", { timeout: 30_000 }, async () => {
+    const data = tempDataDir()
+    const server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+    const load = spawn(
+      process.execPath,
+      [autocannonCli, "-c", "10", "-d", "60", "-H", "authorization=Bearer none", `${server.url}/v1/balance`],
+      { stdio: "ignore" }
+    )
+    try {
+      await new Promise((r) => setTimeout(r, 1_500))
+      expect(await server.stop("SIGTERM")).toBe(0)
+      expect(load.exitCode).toBeNull() // the load was still running
+      expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true)
+    } finally {
+      load.kill("SIGKILL")
+      await server.stop("SIGKILL")
+      data.cleanup()
+    }
+  })
+
+  it("an answer given after the stop began says Connection: close", { timeout: 30_000 }, async () => {
+    const data = tempDataDir()
+    const server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+    try {
+      // one connection, kept busy: the first answer arrives, the stop begins, the second request is on its way
+      const { socket, received, closed } = await rawConnection(server.url)
+      const request = "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n"
+      // a slow request: its headers now, the stop, then the end of its headers
+      socket.write(request.slice(0, 20))
+      await new Promise((r) => setTimeout(r, 200))
+      const stopped = server.stop("SIGTERM")
+      await new Promise((r) => setTimeout(r, 200))
+      socket.write(request.slice(20))
+      await closed
+      expect(await stopped).toBe(0)
+      const got = received()
+      const head = got.slice(0, got.indexOf("\r\n\r\n")).toLowerCase()
+      expect(head).toMatch(/^http\/1\.1 200 /)
+      expect(head).toContain("connection: close")
+    } finally {
+      await server.stop("SIGKILL")
+      data.cleanup()
+    }
+  })
+})
