@@ -4,26 +4,32 @@
  *   node --conditions=@xaalis/source fastify.ts      (PORT, default 3003)
  */
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, runDueEvery } from "@xaalis/http"
+import { type HttpApi, makeHttpApi, runDueEvery } from "@xaalis/http"
 import { xaalisFastify } from "@xaalis/http/fastify"
 import Fastify from "fastify"
 
 export const start = async (
   port = Number(process.env.PORT ?? 3003)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  // links the API hands out (hosted pages) start with the public address
-  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
+  // Fastify takes its routes before it listens, and with port 0 the address (so the links the API hands
+  // out) is known only after: the plugin calls the API made once it listens.
+  let api: HttpApi | undefined
   const app = Fastify()
   // The plugin reads every body as raw bytes in its own context; add `prefix` to mount it elsewhere.
-  await app.register(xaalisFastify, { handler: api.fetch })
+  await app.register(xaalisFastify, {
+    handler: (request, context) => (api as HttpApi).fetch(request, context)
+  })
   app.get("/health", async () => ({ ok: true }))
   await app.listen({ port, host: "127.0.0.1" })
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  // links the API hands out (hosted pages) start with the public address
+  api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? url })
 
   // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
   const due = runDueEvery(api, 1_000)
 
   return {
-    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    url,
     close: async () => {
       await app.close()
       await due.stop()

@@ -5,14 +5,14 @@
  *
  *   bun fetch.ts  |  deno serve fetch.ts  |  a Worker's entry module
  *
- * On Node, the runner at the bottom serves the same module with `toNodeListener`:
+ * On Node, the runner at the bottom serves the same API with `toNodeListener`:
  *
  *   node --conditions=@xaalis/source fetch.ts      (PORT, default 3005)
  */
 import { once } from "node:events"
-import { createServer } from "node:http"
+import { createServer, type RequestListener } from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
+import { answerClientErrors, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 
 // links the API hands out (hosted pages) start with the public address
 const api = makeHttpApi({
@@ -26,23 +26,33 @@ export default {
   scheduled: () => api.runDue()
 }
 
-/** The tiny Node runner: serves this module's API until `close` (which disposes it). */
+/**
+ * The tiny Node runner: serves the same API, made once the server listens (with
+ * port 0 the address, and so the links the API hands out, is known only then),
+ * until `close` (which disposes it).
+ */
 export const start = async (
   port = Number(process.env.PORT ?? 3005)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  const server = createServer(toNodeListener(api.fetch))
+  let listener: RequestListener | undefined
+  // requireHostHeader off and answerClientErrors: requests node cannot take get the API's error object too
+  const server = createServer({ requireHostHeader: false }, (req, res) => listener?.(req, res))
+  answerClientErrors(server)
   server.listen(port, "127.0.0.1")
   await once(server, "listening")
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const served = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? url })
+  listener = toNodeListener(served.fetch, { hostname: new URL(url).host })
 
-  const due = runDueEvery(api, 1_000)
+  const due = runDueEvery(served, 1_000)
 
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await due.stop()
-      await api.dispose()
+      await served.dispose()
     }
   }
 }

@@ -4,24 +4,31 @@
  *   node --conditions=@xaalis/source node-http.ts      (PORT, default 3001)
  */
 import { once } from "node:events"
-import { createServer } from "node:http"
+import { createServer, type RequestListener } from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
+import { answerClientErrors, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 
 export const start = async (
   port = Number(process.env.PORT ?? 3001)
 ): Promise<{ url: string; close: () => Promise<void> }> => {
-  // links the API hands out (hosted pages) start with the public address
-  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}` })
-  const server = createServer(toNodeListener(api.fetch))
+  // Listen first: with port 0 the address, and so the links the API hands out, is known only then.
+  let listener: RequestListener | undefined
+  // requireHostHeader off and answerClientErrors: requests node cannot take get the API's error object too
+  const server = createServer({ requireHostHeader: false }, (req, res) => listener?.(req, res))
+  answerClientErrors(server)
   server.listen(port, "127.0.0.1")
   await once(server, "listening")
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  // links the API hands out (hosted pages) start with the public address
+  const api = makeHttpApi({ sandbox: true, baseUrl: process.env.PUBLIC_BASE_URL ?? url })
+  // an HTTP/1.0 request without Host is taken as addressed to this server
+  listener = toNodeListener(api.fetch, { hostname: new URL(url).host })
 
   // The handler only works when called: due work (expiries, webhook retries) runs on a timer.
   const due = runDueEvery(api, 1_000)
 
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

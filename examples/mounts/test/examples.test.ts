@@ -21,7 +21,6 @@ const post = (url: string, body: unknown, key?: string) =>
     body: JSON.stringify(body)
   })
 
-// First: the Node runner's `close` below disposes the module's API.
 it("the fetch module's default export answers in-process, with no server at all", async () => {
   const module = await import("../fetch.ts")
   const response = await module.default.fetch(
@@ -55,6 +54,12 @@ describe.each(examples)("example %s", (_name, load) => {
       const body = (await link.json()) as { id: string; url: string; amount: number; currency: string }
       expect(body).toMatchObject({ amount: 250.5, currency: "GMD" })
       expect(typeof body.id).toBe("string")
+      // the link points at this server, port 0 or not, and its page is served there
+      expect(body.url).toBe(`${url}/pay/links/${body.id}`)
+      expect((await fetch(body.url)).status).toBe(200)
+      // the OpenAPI document names this server too
+      const openapi = (await (await fetch(`${url}/v1/openapi.json`)).json()) as { servers?: Array<{ url: string }> }
+      expect(openapi.servers?.[0]?.url).toBe(url)
 
       const read = await fetch(`${url}/v1/payment-links/${body.id}`, {
         headers: { authorization: `Bearer ${business.secret_key_test}` }
