@@ -112,8 +112,18 @@ const post = (
       settle(`timed out after ${config.timeoutMs} ms`)
       request.destroy()
     }, config.timeoutMs)
-    request.once("close", () => clearTimeout(timer))
+    // Every way an attempt can end settles it: a request node closes without a
+    // response or an error (it does so after a 101 answer it cannot upgrade)
+    // must not leave the dispatcher waiting forever.
+    request.once("close", () => {
+      clearTimeout(timer)
+      settle("connection closed without a response")
+    })
     request.on("error", (error) => settle(describeError(error)))
+    request.on("upgrade", (response, socket) => {
+      socket.destroy()
+      settle(`HTTP ${response.statusCode ?? 0} (protocol switches are refused)`)
+    })
     request.on("response", (response) => {
       settle(statusOutcome(response.statusCode ?? 0))
       let received = 0
