@@ -18,8 +18,10 @@ export type { WebhookHeaders }
  * - `"standard"`: Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), with replay protection;
  * - `"service"`: `x-service-signature` (HMAC-SHA512 of the body), what receivers of the original service check;
  *   it carries no timestamp, so it cannot detect a replay;
- * - `"auto"` (default): `"standard"` when its three headers are present, else `"service"`.
- *   Auto never falls back: when the standard headers are present they must verify.
+ * - `"auto"` (default): `"standard"` when any of its three headers is present, else `"service"`.
+ *   Auto never falls back: when a standard header is present, all three must be and must verify.
+ *   A replayed request stripped of every standard header still verifies under `"auto"`
+ *   (by `x-service-signature`, which has no timestamp): pass `"standard"` for replay protection.
  */
 export type WebhookScheme = "standard" | "service" | "auto"
 
@@ -27,7 +29,7 @@ export interface VerifyOptions {
   readonly scheme?: WebhookScheme
   /** Largest accepted distance between `webhook-timestamp` and now, both directions, in seconds. Default 300. */
   readonly toleranceSeconds?: number
-  /** The current time (epoch milliseconds or a Date), for tests. Default: the system clock. */
+  /** The current time (epoch milliseconds or a valid Date), for tests. Default: the system clock. */
   readonly now?: number | Date
 }
 
@@ -95,8 +97,6 @@ const verifyStandard = (
   if (!unix_seconds.test(timestamp)) {
     throw new WebhookVerificationError("invalid_header", "Header webhook-timestamp is not unix seconds.")
   }
-  const tolerance = options.toleranceSeconds ?? default_tolerance_seconds
-  if (!Number.isFinite(tolerance) || tolerance < 0) throw new TypeError("toleranceSeconds must be >= 0.")
   const keys = secrets.map((s) => standardKey(s))
   if (keys.some((k) => k === undefined || k.length === 0)) throw new WebhookVerificationError("invalid_secret")
 
@@ -109,11 +109,28 @@ const verifyStandard = (
   }
   if (!ok) throw new WebhookVerificationError("invalid_signature")
 
-  const nowMs = options.now === undefined ? Date.now() : Number(options.now)
+  const { tolerance, nowMs } = timeOptions(options)
   const now = Math.floor(nowMs / 1000)
   const sent = Number(timestamp)
   if (now - sent > tolerance) throw new WebhookVerificationError("timestamp_too_old")
   if (sent - now > tolerance) throw new WebhookVerificationError("timestamp_too_new")
+}
+
+/**
+ * The replay window's options, checked: a mistaken option must fail loudly, never
+ * turn the window off (a NaN time compares false with everything).
+ */
+const timeOptions = (options: VerifyOptions): { readonly tolerance: number; readonly nowMs: number } => {
+  const tolerance = options.toleranceSeconds ?? default_tolerance_seconds
+  if (typeof tolerance !== "number" || !Number.isFinite(tolerance) || tolerance < 0) {
+    throw new TypeError("toleranceSeconds must be a number >= 0.")
+  }
+  const now = options.now
+  const nowMs = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now
+  if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
+    throw new TypeError("now must be epoch milliseconds or a valid Date.")
+  }
+  return { tolerance, nowMs }
 }
 
 /**
@@ -137,10 +154,14 @@ export const verify = (
   secret: string | ReadonlyArray<string>,
   options: VerifyOptions = {}
 ): WebhookEnvelope => {
+  if (headers === null || typeof headers !== "object") {
+    throw new TypeError("headers must be a Headers object or a record of header values.")
+  }
+  timeOptions(options)
   const body = bodyBytes(rawBody)
   const secrets = secretList(secret)
   const scheme = options.scheme ?? "auto"
-  const standard = scheme === "standard" || (scheme === "auto" && standardHeaders.every((name) => has(headers, name)))
+  const standard = scheme === "standard" || (scheme === "auto" && standardHeaders.some((name) => has(headers, name)))
   if (standard) verifyStandard(body, headers, secrets, options)
   else if (scheme === "service" || scheme === "auto") verifyService(body, headers, secrets)
   else throw new TypeError(`Unknown webhook scheme: ${String(scheme)}.`)

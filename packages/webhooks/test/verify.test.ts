@@ -57,15 +57,37 @@ describe("verify: both schemes", () => {
     expect(event).toBe("charge.succeeded")
   })
 
-  it("auto picks Standard Webhooks when its three headers are present, and does not fall back", () => {
+  it("auto picks Standard Webhooks when any of its headers is present, and does not fall back", () => {
     const h = signed()
     const badStandard = { ...h, "webhook-signature": signed(body, newSecret())["webhook-signature"] }
     expect(reasonOf(body, badStandard)).toBe("invalid_signature")
     expect(verify(body, badStandard, secret, { ...at, scheme: "service" }).event).toBe("charge.succeeded")
-    // two of the three standard headers: auto uses x-service-signature
-    const { "webhook-signature": _, ...twoOfThree } = h
-    expect(verify(body, twoOfThree, secret, at).event).toBe("charge.succeeded")
-    expect(reasonOf(body, { ...twoOfThree, "x-service-signature": "0".repeat(128) })).toBe("invalid_signature")
+    // a captured delivery replayed a day later with one or two of its standard headers removed: refused,
+    // never verified by x-service-signature (which carries no timestamp)
+    const dayLater = { now: at.now + 86_400_000 }
+    for (const name of ["webhook-id", "webhook-timestamp", "webhook-signature"] as const) {
+      const { [name]: _, ...twoOfThree } = h
+      expect(reasonOf(body, twoOfThree, secret, dayLater)).toBe("missing_header")
+      expect(reasonOf(body, only(h, "x-service-signature", name), secret, dayLater)).toBe("missing_header")
+    }
+    expect(reasonOf(body, h, secret, dayLater)).toBe("timestamp_too_old")
+    // stripped of all three, auto verifies x-service-signature: only scheme "standard" refuses the replay
+    expect(verify(body, only(h, "x-service-signature"), secret, dayLater).event).toBe("charge.succeeded")
+    expect(reasonOf(body, only(h, "x-service-signature"), secret, { ...dayLater, scheme: "standard" })).toBe(
+      "missing_header"
+    )
+  })
+
+  it("throws TypeError on options that would switch the replay window off, and on headers that are not headers", () => {
+    const h = signed()
+    for (const options of [{ now: new Date("x") }, { now: Number.NaN }, { now: "1" as unknown as number }])
+      expect(() => verify(body, h, secret, options)).toThrow(TypeError)
+    for (const options of [{ toleranceSeconds: -1 }, { toleranceSeconds: Number.NaN }])
+      expect(() => verify(body, only(h, "x-service-signature"), secret, options)).toThrow(TypeError)
+    for (const headers of [null, undefined, "x"]) {
+      expect(() => verify(body, headers as unknown as Headers, secret)).toThrow(TypeError)
+    }
+    expect(verify(body, h, secret, { now: new Date(at.now) }).event).toBe("charge.succeeded")
   })
 
   it("accepts a secret without the whsec_ prefix for Standard Webhooks, but x-service-signature keys with the whole string", () => {
