@@ -484,10 +484,13 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.AdvanceClockBody,
     response: Resources.SandboxClock,
     status: 200,
-    // the answer is the time the clock moved to: the same on a replay (Idempotency-Key), whatever time it is then
+    // the answer is the time the clock moved to: the same on a replay (Idempotency-Key), whatever time it is then.
+    // The clock moves between background passes, never during one: a delivery in flight records its retry
+    // from the time before the advance, so the drain below finds it due (during a pass, it would be
+    // scheduled from the advanced time and missed).
     handle: ({ input }) =>
-      Effect.flatMap(clockControl, (control) =>
-        Effect.map(control.advance(input.seconds * 1000), (t) => ({ now: Instant.toIso(t) }))
+      Effect.flatMap(Effect.all([clockControl, Background]), ([control, background]) =>
+        Effect.map(background.exclusive(control.advance(input.seconds * 1000)), (t) => ({ now: Instant.toIso(t) }))
       ),
     // outside the idempotency record: the scheduler's units of work belong to no request
     after: (answer) =>
