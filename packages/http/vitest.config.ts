@@ -10,5 +10,6 @@ const serverConditions = ["@xaalis/source", "node", "default"]
 export default defineProject({
   resolve: { conditions },
   ssr: { resolve: { conditions: serverConditions, externalConditions: ["@xaalis/source"] } },
-  test: { name: "http", include: ["test/**/*.test.ts"] }
+  // real sockets, processes and a browser on a loaded 2-vCPU CI machine: room beyond the 5 s default
+  test: { name: "http", include: ["test/**/*.test.ts"], testTimeout: 20_000 }
 })

@@ -189,12 +189,15 @@ describe("the webhook dispatcher after a write", () => {
       body: { network: "TRC20", currency: "USDT", to_address: conversion.body.pay_address, amount: 73.64 }
     })
     expect(paid.body.applied).toBe(true)
-    await vi.waitFor(async () => {
-      const deliveries = await s.deliveries()
-      expect(deliveries.map((d) => [(JSON.parse(d.body) as { event: string }).event, d.url])).toEqual([
-        ["ramp.paid", hook]
-      ])
-    })
+    await vi.waitFor(
+      async () => {
+        const deliveries = await s.deliveries()
+        expect(deliveries.map((d) => [(JSON.parse(d.body) as { event: string }).event, d.url])).toEqual([
+          ["ramp.paid", hook]
+        ])
+      },
+      { timeout: 10_000 }
+    )
     expect(c.counts.outbox_scans).toBeGreaterThan(0)
   })
 })

@@ -232,7 +232,7 @@ describe("X-No-Effect", () => {
       headers: { "x-no-effect": "FALSE", "idempotency-key": "dry-1" }
     })
     expect(real.status).toBe(201)
-    await vi.waitFor(async () => expect((await s.deliveries()).map((d) => d.url)).toEqual([hook]))
+    await vi.waitFor(async () => expect((await s.deliveries()).map((d) => d.url)).toEqual([hook]), { timeout: 10_000 })
     expectError(
       await s.call("POST", "/v1/payments", { key, body: { data: { amount: 1 } }, headers: { "x-no-effect": "yes" } }),
       400,

@@ -360,10 +360,10 @@ describe.each(mounts)("$name", (mount) => {
       headers: { "x-hang-id": id },
       signal: client.signal
     })
-    await vi.waitFor(() => expect(hung.get(id)).toBe("waiting"))
+    await vi.waitFor(() => expect(hung.get(id)).toBe("waiting"), { timeout: 10_000 })
     client.abort()
     await expect(pending).rejects.toThrow()
-    await vi.waitFor(() => expect(hung.get(id)).toBe("aborted"))
+    await vi.waitFor(() => expect(hung.get(id)).toBe("aborted"), { timeout: 10_000 })
   })
 
   it("forwards /docs, the /v1 root and the hosted pages under /pay", async () => {

@@ -303,10 +303,12 @@ describe("node:http direct path specifics", () => {
     req.destroy()
     expect(await failed).toBe(true)
     // the server saw the body end early and answered (to nobody) that it could not be read
-    await vi.waitFor(() =>
-      expect(requestLog.slice(logged)).toContainEqual(
-        expect.objectContaining({ method: "POST", path: "/v1/minting/offramp", status: 400 })
-      )
+    await vi.waitFor(
+      () =>
+        expect(requestLog.slice(logged)).toContainEqual(
+          expect.objectContaining({ method: "POST", path: "/v1/minting/offramp", status: 400 })
+        ),
+      { timeout: 10_000 }
     )
     const after = await viaNode({
       name: "after",

@@ -238,42 +238,44 @@ describe("HttpNotifier: failed attempts", () => {
     }).pipe(Effect.provide(storeLayer))
   )
 
-  it.effect("a receiver answering 101 Switching Protocols, or closing without an answer, fails the attempt at once", () =>
-    Effect.gen(function* () {
-      const answers = [
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
-        "HTTP/1.1 101 Switching Protocols\r\n\r\n",
-        undefined // the connection ends with no answer
-      ]
-      let served = 0
-      const server = yield* Effect.acquireRelease(
-        Effect.callback<net.Server>((resume) => {
-          const s = net.createServer((socket) => {
-            const answer = answers[served++]
-            socket.once("data", () => (answer === undefined ? socket.end() : socket.write(answer)))
-            socket.on("error", () => {})
-          })
-          s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-        }),
-        (s) =>
-          Effect.callback<void>((resume) => {
-            s.close(() => resume(Effect.void))
-          })
-      )
-      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`
-      // the default 10 s deadline: the test's own 5 s limit fails it if an attempt waits for the deadline
-      const { business, notifier } = yield* setup({ allowLoopbackHttp: true })
-      const messages = [
-        yield* failure(notifier, delivery(business.id, url)),
-        yield* failure(notifier, delivery(business.id, url)),
-        yield* failure(notifier, delivery(business.id, url))
-      ]
-      assert.deepStrictEqual(messages, [
-        "HTTP 101 (protocol switches are refused)",
-        "HTTP 101", // without Upgrade, node reads it as an answer like any other non-2xx
-        "connection reset"
-      ])
-    }).pipe(Effect.provide(storeLayer), Effect.scoped)
+  it.effect(
+    "a receiver answering 101 Switching Protocols, or closing without an answer, fails the attempt at once",
+    () =>
+      Effect.gen(function* () {
+        const answers = [
+          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+          "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+          undefined // the connection ends with no answer
+        ]
+        let served = 0
+        const server = yield* Effect.acquireRelease(
+          Effect.callback<net.Server>((resume) => {
+            const s = net.createServer((socket) => {
+              const answer = answers[served++]
+              socket.once("data", () => (answer === undefined ? socket.end() : socket.write(answer)))
+              socket.on("error", () => {})
+            })
+            s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+          }),
+          (s) =>
+            Effect.callback<void>((resume) => {
+              s.close(() => resume(Effect.void))
+            })
+        )
+        const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`
+        // the default 10 s deadline: the test's own 5 s limit fails it if an attempt waits for the deadline
+        const { business, notifier } = yield* setup({ allowLoopbackHttp: true })
+        const messages = [
+          yield* failure(notifier, delivery(business.id, url)),
+          yield* failure(notifier, delivery(business.id, url)),
+          yield* failure(notifier, delivery(business.id, url))
+        ]
+        assert.deepStrictEqual(messages, [
+          "HTTP 101 (protocol switches are refused)",
+          "HTTP 101", // without Upgrade, node reads it as an answer like any other non-2xx
+          "connection reset"
+        ])
+      }).pipe(Effect.provide(storeLayer), Effect.scoped)
   )
 
   it.effect("an interrupted attempt closes its connection", () =>

@@ -69,10 +69,12 @@ describe("reference server over HTTP", () => {
     expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
       error: { message: "The request is not valid HTTP.", code: "validation_error" }
     })
-    await vi.waitFor(() =>
-      expect(server.lines.map((l) => JSON.parse(l))).toContainEqual(
-        expect.objectContaining({ msg: "request", status: 400, error: "The request is not valid HTTP." })
-      )
+    await vi.waitFor(
+      () =>
+        expect(server.lines.map((l) => JSON.parse(l))).toContainEqual(
+          expect.objectContaining({ msg: "request", status: 400, error: "The request is not valid HTTP." })
+        ),
+      { timeout: 10_000 }
     )
   })
 

@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { rawConnection, startServerProcess, tempDataDir } from "./harness.ts"
 
 const autocannonCli = createRequire(import.meta.url).resolve("autocannon")
@@ -46,7 +46,11 @@ describe("graceful stop", () => {
       socket.write(request.slice(0, 20))
       await new Promise((r) => setTimeout(r, 200))
       const stopped = server.stop("SIGTERM")
-      await new Promise((r) => setTimeout(r, 200))
+      // the rest of the request only once the stop has begun, however long a loaded machine takes to get there
+      await vi.waitFor(() => expect(server.lines.some((l) => l.includes('"msg":"shutting down"'))).toBe(true), {
+        timeout: 10_000,
+        interval: 20
+      })
       socket.write(request.slice(20))
       await closed
       expect(await stopped).toBe(0)
