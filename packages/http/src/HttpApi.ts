@@ -312,8 +312,8 @@ class Fault extends Error {
 const isIdempotencyKey = Schema.is(IdempotencyKey)
 const isNoEffect = Schema.is(NoEffect)
 
-const render = (cause: unknown): string =>
-  Cause.isCause(cause) ? Cause.pretty(cause) : cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)
+/** A fault for the operator's log: the stack and the chain of causes (what a store could not reach, and why). */
+const render = (cause: unknown): string => Cause.pretty(Cause.isCause(cause) ? cause : Cause.die(cause))
 
 /** Query parameters as a record; the first of repeated parameters wins, unknown ones are the schema's to ignore. */
 const queryRecord = (url: URL): Record<string, string> => {

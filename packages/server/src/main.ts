@@ -102,7 +102,17 @@ const main = async () => {
   if (stopping) shutdown(server)
 }
 
+/** An error's message and those of its causes, for the operator: a store's own words on what it could not reach. */
+const messages = (e: unknown): string => {
+  const parts: Array<string> = []
+  for (let c: unknown = e, depth = 0; c !== undefined && depth < 5; depth++) {
+    parts.push(c instanceof Error ? c.message : String(c))
+    c = c instanceof Error ? c.cause : undefined
+  }
+  return parts.join(" (cause: ") + ")".repeat(parts.length - 1)
+}
+
 main().catch((e: unknown) => {
-  process.stderr.write(`xaalis: could not start: ${e instanceof Error ? e.message : String(e)}\n`)
+  process.stderr.write(`xaalis: could not start: ${messages(e)}\n`)
   process.exit(1)
 })
