@@ -7,12 +7,15 @@ HOOK_PORT=${HOOK_PORT:-4000}
 # field NAME: prints one top-level field of the JSON on stdin (node is there since npm is)
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
 
+# from the repository's root, as the README's copy of the steps below runs
+cd "$(dirname "$0")/.."
+
 # 1. A sandbox business (no key needed), its webhooks going to a local receiver
 BIZ=$(curl -sf -X POST "$BASE/v1/test_helpers/businesses" -H 'content-type: application/json' \
   -d "{\"name\":\"Kairaba Coffee\",\"webhook_url\":\"http://127.0.0.1:$HOOK_PORT/hooks\"}")
 echo "$BIZ"
 KEY=$(echo "$BIZ" | field secret_key_live)
-WEBHOOK_SECRET=$(echo "$BIZ" | field webhook_secret) node "$(dirname "$0")/webhook-receiver.mjs" "$HOOK_PORT" &
+WEBHOOK_SECRET=$(echo "$BIZ" | field webhook_secret) node scripts/webhook-receiver.mjs "$HOOK_PORT" &
 RECEIVER=$!
 trap 'kill $RECEIVER 2>/dev/null || true' EXIT
 sleep 0.5
