@@ -1,5 +1,6 @@
 import { Decimal, DomainError } from "@xaalis/core"
-import { createEngine } from "@xaalis/engine"
+import { createEngine, MemoryStore, Store, StoreError } from "@xaalis/engine"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 
 describe("Promise facade", () => {
@@ -130,6 +131,36 @@ describe("Promise facade: every resource", () => {
       expect((await engine.listFailedWebhooks(test)).total).toBe(0)
     } finally {
       await engine.dispose()
+    }
+  })
+})
+
+describe("Promise facade: a store layer that can fail", () => {
+  it("takes a store whose layer may fail (a durable store's): built, it serves; failed, every call rejects with internal_error", async () => {
+    const rate = Decimal.parse("70") as Decimal.Decimal
+    // a layer with an error channel, as SqliteStore.layerFromDataDir and PostgresStore.layer have
+    const fallible: Layer.Layer<Store, StoreError> = Layer.effect(Store, MemoryStore.makeMemoryStore)
+    const working = createEngine({ store: fallible, sandbox: { rate } })
+    try {
+      const biz = await working.createBusiness({ name: "Shop" })
+      expect((await working.getBalance(await working.authenticate(biz.secret_key_test))).available).toBe(0)
+    } finally {
+      await working.dispose()
+    }
+
+    const broken = createEngine({
+      store: Layer.effect(Store, Effect.fail(new StoreError({ message: "cannot open /var/lib/xaalis/db.sqlite" }))),
+      sandbox: { rate }
+    })
+    try {
+      for (const call of [() => broken.createBusiness({ name: "Shop" }), () => broken.authenticate("sk_test_x")]) {
+        const e = await call().catch((x: unknown) => x)
+        expect(e).toBeInstanceOf(DomainError)
+        expect((e as DomainError).code).toBe("internal_error")
+        expect((e as DomainError).message).not.toContain("/var/lib")
+      }
+    } finally {
+      await broken.dispose().catch(() => undefined)
     }
   })
 })

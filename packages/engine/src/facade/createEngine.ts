@@ -24,8 +24,12 @@ import * as PaymentRequests from "../usecases/PaymentRequests.ts"
 import * as Transfers from "../usecases/Transfers.ts"
 
 export interface EngineOptions {
-  /** A Store layer; defaults to the in-memory store. */
-  readonly store?: Layer.Layer<Store>
+  /**
+   * A Store layer; defaults to the in-memory store. A durable store's layer may
+   * fail to build (`SqliteStore.layerFromDataDir`, `PostgresStore.layer`): then
+   * every call rejects with an `internal_error`.
+   */
+  readonly store?: Layer.Layer<Store, unknown>
   /** An Ids layer; defaults to Node's crypto. */
   readonly ids?: Layer.Layer<Ids>
   /** Webhook delivery; defaults to the in-memory notifier (records deliveries). */
@@ -73,12 +77,15 @@ export const createEngine = (options: EngineOptions) => {
   void Layers
   const runtime = ManagedRuntime.make(layer)
   const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>): Promise<A> =>
-    runtime.runPromise(
-      effect.pipe(
-        Effect.mapError(toDomainError),
-        Effect.catchDefect((d) => Effect.fail(toDomainError(d)))
+    runtime
+      .runPromise(
+        effect.pipe(
+          Effect.mapError(toDomainError),
+          Effect.catchDefect((d) => Effect.fail(toDomainError(d)))
+        )
       )
-    )
+      // a store layer that could not be built rejects here, outside the effect
+      .catch((e: unknown) => Promise.reject(toDomainError(e)))
   /** With a key, the request runs at most once per business, mode and key (see `Idempotency`). */
   const once = <A, E, R>(
     caller: Caller,
