@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runsFromEnv, storeConformance } from "@xaalis/testkit"
-import { Layer } from "effect"
 import { afterAll } from "vitest"
 import { SqliteStore } from "../src/index.ts"
 
@@ -12,8 +11,6 @@ storeConformance("sqlite (in memory)", () => SqliteStore.layerMemory(), { runs: 
 const dir = mkdtempSync(join(tmpdir(), "xaalis-sqlite-conformance-"))
 let files = 0
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-storeConformance(
-  "sqlite (file)",
-  () => Layer.orDie(SqliteStore.layer({ path: join(dir, `store-${files++}.sqlite`) })),
-  { runs: runsFromEnv(20) }
-)
+storeConformance("sqlite (file)", () => SqliteStore.layer({ path: join(dir, `store-${files++}.sqlite`) }), {
+  runs: runsFromEnv(20)
+})

@@ -1624,7 +1624,7 @@ const commandArbitraries: Array<fc.Arbitrary<Cmd>> = [
 // The suite
 
 /** Builds a fresh engine, reads its rate and configuration, and creates two businesses. */
-const setup = async (makeLayer: () => Layer.Layer<EngineServices>) => {
+const setup = async (makeLayer: () => Layer.Layer<EngineServices, unknown>) => {
   const runtime = ManagedRuntime.make(Layer.merge(makeLayer(), TestClock.layer()))
   const real: Real = {
     run: (effect) => runtime.runPromise(effect),
@@ -1674,7 +1674,7 @@ const setup = async (makeLayer: () => Layer.Layer<EngineServices>) => {
  * sequence and the failed check) when an invariant breaks.
  */
 export const runEngineModel = async (
-  makeLayer: () => Layer.Layer<EngineServices>,
+  makeLayer: () => Layer.Layer<EngineServices, unknown>,
   options?: EngineModelOptions
 ): Promise<void> => {
   const runs = Math.max(1, options?.runs ?? 100)
@@ -1713,7 +1713,7 @@ export const runEngineModel = async (
  */
 export const engineModelSuite = (
   name: string,
-  makeLayer: () => Layer.Layer<EngineServices>,
+  makeLayer: () => Layer.Layer<EngineServices, unknown>,
   options?: EngineModelOptions
 ): void => {
   const runs = Math.max(1, options?.runs ?? 100)

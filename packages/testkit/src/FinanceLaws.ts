@@ -30,6 +30,9 @@ export type FinanceCore = Pick<
 export interface FinanceLawOptions {
   /** fast-check runs per law (default 200; see `runsFromEnv`). */
   readonly runs?: number | undefined
+  /** Replays a failure: the `seed` and `path` fast-check printed (set them on one law's run with `.only`). */
+  readonly seed?: number | undefined
+  readonly path?: string | undefined
   /** The build of the core under test (default: the @xaalis/core this testkit resolves). */
   readonly core?: FinanceCore | undefined
 }
@@ -100,7 +103,11 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
     Quote.quoteGmd(g, n, r, m, c).pay_amount
   const law = (title: string, property: fc.IProperty<never> | fc.IProperty<unknown[]>, weight = 1) =>
     it(title, () => {
-      fc.assert(property as fc.IProperty<unknown[]>, { numRuns: Math.max(1, Math.round(runs * weight)) })
+      fc.assert(property as fc.IProperty<unknown[]>, {
+        numRuns: Math.max(1, Math.round(runs * weight)),
+        ...(options?.seed === undefined ? {} : { seed: options.seed }),
+        ...(options?.path === undefined ? {} : { path: options.path })
+      })
     })
 
   describe(`Finance laws: ${name}`, () => {
@@ -139,10 +146,10 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
           conversionConfig,
           (g, n, r, m, c) => {
             const q = Quote.quoteGmd(g, n, r, m, c)
-            expect(q.fee <= c.fee_cap_usd + c.network_fee_usd[n]).toBe(true)
-            expect(q.service_fee_usd <= c.fee_cap_usd).toBe(true)
-            expect(q.base_usd * r.units >= g * pow10(r.scale)).toBe(true)
-            expect((q.base_usd - 1n) * r.units < g * pow10(r.scale)).toBe(true)
+            expect(q.fee <= c.fee_cap_usd + c.network_fee_usd[n], "fee <= cap + network fee").toBe(true)
+            expect(q.service_fee_usd <= c.fee_cap_usd, "service fee <= cap").toBe(true)
+            expect(q.base_usd * r.units >= g * pow10(r.scale), "base buys at least G").toBe(true)
+            expect((q.base_usd - 1n) * r.units < g * pow10(r.scale), "one cent less buys less than G").toBe(true)
           }
         )
       )
@@ -158,7 +165,7 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
           conversionConfig,
           (a, b, n, r, m, c) => {
             const [lo, hi] = a <= b ? [a, b] : [b, a]
-            expect(price(lo, n, r, m, c) <= price(hi, n, r, m, c)).toBe(true)
+            expect(price(lo, n, r, m, c) <= price(hi, n, r, m, c), "more dalasi never costs less").toBe(true)
           }
         )
       )
@@ -183,9 +190,9 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
           (g, n, r, m, c) => {
             const p = price(g, n, r, m, c)
             const back = Quote.quotePay(p, n, r, m, c).gmd_amount
-            expect(back >= g).toBe(true)
+            expect(back >= g, "the amount paid buys at least G back").toBe(true)
             expect(price(back, n, r, m, c)).toBe(p)
-            expect(price(back + 100n, n, r, m, c) > p).toBe(true)
+            expect(price(back + 100n, n, r, m, c) > p, "one dalasi more costs more").toBe(true)
           }
         )
       )
@@ -204,9 +211,9 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
             expect(q.gmd_amount % 100n).toBe(0n)
             const fitted = price(q.gmd_amount, n, r, m, c)
             const next = price(q.gmd_amount + 100n, n, r, m, c)
-            expect(next > p).toBe(true)
+            expect(next > p, "the next dalasi costs more than was paid").toBe(true)
             if (fitted <= p) {
-              expect(p - fitted < next - fitted).toBe(true)
+              expect(p - fitted < next - fitted, "the fitted amount is the nearest below").toBe(true)
               const ref = referenceQuote(q.gmd_amount, n, r, m, c)
               expect([q.fee, q.markup_share_usd]).toStrictEqual([ref.fee, ref.markup_share_usd])
             } else {
@@ -234,10 +241,10 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
           let sum = 0n
           for (const x of xs) {
             const inc = Settlement.increment(g, p, arrived, arrived + x)
-            expect(inc >= 0n).toBe(true)
+            expect(inc >= 0n, "an increment is never negative").toBe(true)
             arrived += x
             sum += inc
-            expect(sum <= g).toBe(true)
+            expect(sum <= g, "increments never credit more than G").toBe(true)
           }
           expect(sum).toBe(Settlement.credited(g, p, arrived))
         })
@@ -290,7 +297,7 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
             a += x
             const c = Settlement.creditedMarkup(m, p, a)
             expect(c).toBe(min(m, floorDiv(m * a, p * 10_000n)))
-            expect(c >= prev).toBe(true)
+            expect(c >= prev, "credited markup never decreases").toBe(true)
             prev = c
           }
         })
@@ -348,7 +355,7 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
             expect(t.discount_amount).toBe(off)
             expect(t.total).toBe(t.sub_total - off)
             expect(t.amount).toBe(t.total)
-            expect(t.total >= 0n).toBe(true)
+            expect(t.total >= 0n, "the total is never negative").toBe(true)
             expect(t.type).toBe("line_items" in input ? "professional" : "simple")
             if ("amount" in input) expect(t.sub_total).toBe(input.amount)
           }
@@ -365,7 +372,10 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
             if (all instanceof Error) return expect.fail(all.message)
             expect(all.total).toBe(0n)
             const refused = InvoiceTotals.totals({ amount, discount: { type: "fixed", amount: amount + over } })
-            expect(refused instanceof Error && (refused as Core.DomainError).code === "validation_error").toBe(true)
+            expect(
+              refused instanceof Error && (refused as Core.DomainError).code === "validation_error",
+              "a discount over the amount is a validation_error"
+            ).toBe(true)
           }
         )
       )

@@ -9,7 +9,10 @@
  *
  * Each test builds a fresh store from `makeLayer()` and expects it to start
  * empty (no rows, no ledger lines). Tests within the suite run one after the
- * other, so a durable adapter may truncate its tables when the layer is built.
+ * other, so a durable adapter may truncate its tables when the layer is built;
+ * but vitest runs test FILES in parallel: give every file that runs a suite its
+ * own database or schema (or set `fileParallelism: false`). The layer may fail
+ * to build (`Layer<Store, E>`): the test fails with its error.
  *
  * What the suite fixes beyond the port's types (so every adapter agrees):
  * - `list` ties on `created_at` are broken by `id`, descending (newest first on both).
@@ -29,6 +32,9 @@ export interface StoreConformanceOptions {
   readonly concurrency?: number | undefined
   /** fast-check runs of the model-based property (default 50; see `runsFromEnv`). */
   readonly runs?: number | undefined
+  /** Replays a failure of the model-based property: the `seed` and `path` fast-check printed. */
+  readonly seed?: number | undefined
+  readonly path?: string | undefined
 }
 
 /** Runs per property: `base` normally, 50× when `XAALIS_DEEP=1` (`npm run test:deep`). */
@@ -376,7 +382,7 @@ const compareWithModel = (store: StoreShape, docs: ReadonlyMap<string, Doc>) =>
  */
 export const storeConformance = (
   name: string,
-  makeLayer: () => Layer.Layer<Store>,
+  makeLayer: () => Layer.Layer<Store, unknown>,
   options?: StoreConformanceOptions
 ): void => {
   const concurrency = Math.max(2, options?.concurrency ?? 8)
@@ -1242,7 +1248,11 @@ export const storeConformance = (
                 })
               )
             ),
-            { numRuns: runs }
+            {
+              numRuns: runs,
+              ...(options?.seed === undefined ? {} : { seed: options.seed }),
+              ...(options?.path === undefined ? {} : { path: options.path })
+            }
           )
         },
         Math.max(30_000, runs * 1_000)
