@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Conversions, Sandbox, Store, Transfers, unbalanced } from "@xaalis/engine"
-import { Effect } from "effect"
+import { Balance, Conversions, Payouts, Sandbox, Store, Transfers, unbalanced } from "@xaalis/engine"
+import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { business, codeOf, testLayer } from "./setup.ts"
 
@@ -165,6 +165,49 @@ describe("conversions through the engine", () => {
       assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 0)
     }).pipe(Effect.provide(testLayer()))
   )
+
+  it.effect("concurrent payout runs send each payout once: the run that claims it sends, the others skip it", () => {
+    let sends = 0
+    return Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const rail = Payouts.of({
+        send: () =>
+          Effect.gen(function* () {
+            sends += 1
+            yield* Deferred.await(gate) // the rail takes its time
+            return { reference: `rail-${sends}` }
+          })
+      })
+      yield* Effect.gen(function* () {
+        const { live } = yield* business()
+        const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
+        const c = yield* Conversions.createConversion(live, {
+          gmd_amount: 500000n,
+          destination: "mobile_money",
+          payout_method: wallet
+        })
+        // the transfer books the payout and starts a run, whose send is now in flight
+        const paying = yield* Effect.forkChild(
+          Transfers.applyChainTransfer(transfer(c.pay_address, 73_640_000n, "0x1"))
+        )
+        while (sends === 0) yield* Effect.yieldNow
+        // meanwhile the scheduler and another transfer's run look for due payouts
+        const others = yield* Effect.forkChild(
+          Effect.all([Conversions.runDuePayouts(), Conversions.runDuePayouts()], { concurrency: 2 })
+        )
+        for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(paying)
+        yield* Fiber.join(others)
+        assert.strictEqual(sends, 1)
+        assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
+        const read = yield* Conversions.getConversion(live, c.id)
+        const outcomes = read.events?.filter((e) => e.type === "payout").map((e) => (e as { outcome: string }).outcome)
+        assert.deepStrictEqual(outcomes, ["succeeded"])
+        yield* ledgerBalanced
+      }).pipe(Effect.provideService(Payouts, rail))
+    }).pipe(Effect.provide(testLayer()))
+  })
 
   it.effect("mobile money: each credit is paid out; a failed payout leaves the dalasi in the balance", () =>
     Effect.gen(function* () {

@@ -4,8 +4,11 @@ export class PayoutFailed extends Data.TaggedError("PayoutFailed")<{ readonly me
 
 /**
  * Mobile-money payouts (wave, afrimoney). May fail; a failed payout leaves the
- * dalasi in the business balance. `idempotency_key` lets a rail that supports it
- * refuse a second send of the same payout.
+ * dalasi in the business balance. The engine sends each payout from one run at
+ * a time (a claim, see `Conversions.runDuePayouts`); `send` must end, paid or
+ * failed, well within `Conversions.payout_claim_ms` (5 minutes). After a crash,
+ * or a send that outlived its claim, the same payout is sent again under the
+ * same `idempotency_key`: a rail that supports it must not pay twice.
  */
 export class Payouts extends Context.Service<
   Payouts,

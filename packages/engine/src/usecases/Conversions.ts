@@ -341,11 +341,22 @@ export const expireDueConversions = (limit = 100) =>
   })
 
 /**
- * Sends the pending mobile-money payouts. The rail is called outside any
- * transaction with the payout's id as idempotency key; the outcome is then booked:
- * success moves the dalasi out of the balance, failure leaves it there. Both
- * are written on the conversion's timeline. A crash between the two leaves the
- * payout pending, and the next run sends it again under the same key.
+ * How long a payout claimed by one run is hidden from the others (see
+ * `runDuePayouts`); a rail's `send` must end well within it.
+ */
+export const payout_claim_ms = 5 * 60 * 1000
+
+/**
+ * Sends the pending mobile-money payouts. Each payout is first claimed in a unit
+ * of work of its own (its version moves on and its due time `payout_claim_ms`
+ * ahead): of several runs at once (every transfer that books a payout starts
+ * one, the scheduler another, other processes theirs), exactly one claims it
+ * and calls the rail; the others skip it. The rail is called outside any
+ * transaction with the payout's id as idempotency key; the outcome is then booked
+ * on the claimed version only: success moves the dalasi out of the balance,
+ * failure leaves it there. Both are written on the conversion's timeline. A
+ * crash between the claim and the booking leaves the payout pending, and once
+ * the claim lapses the next run sends it again under the same key.
  */
 export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
   const payouts = yield* Payouts
@@ -353,7 +364,20 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
   const t = yield* now
   const due = yield* unitOfWork((tx) => tx.due("payout", t, limit))
   let sent = 0
-  for (const row of due) {
+  for (const loaded of due) {
+    const claimedAt = yield* now
+    // the claim: only the run that moves the version it loaded sends; a retry after a conflict sees the new version
+    const row = yield* unitOfWork((tx) =>
+      Effect.gen(function* () {
+        const current = yield* tx.get("payout", loaded.id)
+        if (current === undefined || current.version !== loaded.version) return undefined
+        if ((current.data as PayoutRow).status !== "pending") return undefined
+        const claimed = revise(current, current.data, claimedAt + payout_claim_ms)
+        yield* tx.update(claimed)
+        return claimed
+      })
+    )
+    if (row === undefined) continue
     const p = row.data as PayoutRow
     const outcome = yield* payouts
       .send({
@@ -371,7 +395,9 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
     yield* unitOfWork((tx) =>
       Effect.gen(function* () {
         const current = yield* tx.get("payout", row.id)
-        if (current === undefined || (current.data as PayoutRow).status !== "pending") return
+        // booked on the claimed version only: a run whose claim lapsed and was taken over books nothing
+        if (current === undefined || current.version !== row.version) return
+        if ((current.data as PayoutRow).status !== "pending") return
         const scope: Scope = { business_id: current.business_id as string, mode: current.mode ?? "live" }
         const next: PayoutRow = outcome.ok
           ? { ...p, status: "succeeded", reference: outcome.reference }
