@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Conversions, Idempotency, Store, Transfers } from "@xaalis/engine"
-import { Effect } from "effect"
+import { Balance, Conversions, DuplicateKey, Idempotency, Store, Transfers } from "@xaalis/engine"
+import { Cause, Effect } from "effect"
 import { business, codeOf, testLayer } from "./setup.ts"
 
 describe("idempotency records", () => {
@@ -93,6 +93,40 @@ describe("idempotency records", () => {
   )
 })
 
+describe("idempotency after a crash before any effect", () => {
+  it.effect(
+    "a request cut off after a unit that only read leaves the key free: the retry runs and takes effect once",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        // a helper's shape: a read-only unit (finding an owner), then the effect; cut off between the two
+        const readThenCut = Effect.andThen(
+          Effect.flatMap(Store, (store) =>
+            store.transact((tx) => tx.list("conversion", live, { limit: 1, offset: 0 }))
+          ),
+          Effect.interrupt
+        )
+        yield* Effect.exit(Idempotency.idempotent(live, "k", "f", readThenCut))
+        const retried = yield* Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Conversions.createConversion(live, { gmd_amount: 500000n })
+        )
+        assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+        // and from then on the key replays that one outcome
+        const replayed = yield* Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Conversions.createConversion(live, { gmd_amount: 500000n })
+        )
+        assert.strictEqual(replayed.id, retried.id)
+        assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      }).pipe(Effect.provide(testLayer()))
+  )
+})
+
 describe("idempotency after a lost answer", () => {
   it.effect("with recover, a retry is answered from the object the interrupted request wrote, never a second one", () =>
     Effect.gen(function* () {
@@ -126,6 +160,32 @@ describe("idempotency after a lost answer", () => {
 })
 
 describe("idempotency under concurrency", () => {
+  it.effect(
+    "another use's claim on the key is never a DuplicateKey to the request (which may take it as its own)",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        // the shape of the sandbox helpers: a DuplicateKey inside the request is the request's own, else a bug
+        const slowCreate = Effect.andThen(
+          Effect.yieldNow,
+          Conversions.createConversion(live, { gmd_amount: 500000n })
+        ).pipe(
+          Effect.catchIf(
+            (e: unknown) => e instanceof DuplicateKey,
+            (e) => Effect.die(e)
+          )
+        )
+        const results = yield* Effect.all(
+          Array.from({ length: 5 }, () => Effect.exit(Idempotency.idempotent(live, "k", "f", slowCreate))),
+          { concurrency: 5 }
+        )
+        for (const r of results) {
+          if (r._tag === "Failure") assert.strictEqual(codeOf(Cause.squash(r.cause)), "idempotency_conflict")
+        }
+        assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("concurrent first uses of one key: exactly one effect", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

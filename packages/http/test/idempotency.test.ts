@@ -149,6 +149,28 @@ describe("Idempotency-Key", () => {
     )
   })
 
+  it("concurrent identical requests under one key to a test helper: one payment, the others 409 or its replay, never 500", async () => {
+    s = setup()
+    const { secret_key_live: live } = await s.business()
+    const request = await s.call("POST", "/v1/minting/intents", { key: live, body: { amount: 10 } })
+    const pay = () =>
+      s.call("POST", `/v1/test_helpers/minting/intents/${request.body.id}/pay`, {
+        key: live,
+        body: { amount: 4.25, currency: "USDT", network: "TRC20" },
+        headers: { "idempotency-key": "pay-at-once" }
+      })
+    const answers = await Promise.all(Array.from({ length: 8 }, pay))
+    for (const a of answers) {
+      if (a.status !== 200) expectError(a, 409, "idempotency_conflict")
+    }
+    expect(answers.some((a) => a.status === 200)).toBe(true)
+    // settled: the key replays, and the request was paid once
+    expect((await pay()).status).toBe(200)
+    const read = await s.call("GET", `/v1/minting/intents/${request.body.id}`, { key: live })
+    expect(read.body.amount).toBe(4.25)
+    expect(read.body.metadata.payment_history).toHaveLength(1)
+  })
+
   it("is scoped to the business and mode", async () => {
     s = setup()
     const a = await s.business({ name: "A" })

@@ -1,5 +1,5 @@
 import { DomainError, type Errors } from "@xaalis/core"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, Store, type StoreError, type Tx, VersionConflict } from "../ports/Store.ts"
 import { type Caller, newDoc, now, revise, unitOfWork } from "./common.ts"
@@ -38,6 +38,14 @@ const touched_max = 10
 const rowId = (caller: Caller, key: string) => `${caller.business_id}:${caller.mode}:${key}`
 
 const conflict = (message: string) => new DomainError({ code: "idempotency_conflict", message })
+
+/**
+ * The key's row belongs to another execution (a concurrent first use). Its own
+ * error, not the store's `DuplicateKey`: code between the request and this
+ * module may treat a `DuplicateKey` as its own (a transfer's unique row) or as a
+ * bug, and the caller must get `idempotency_conflict` either way.
+ */
+class KeyTaken extends Data.TaggedError("KeyTaken")<{}> {}
 
 /**
  * Runs `request` at most once per (business, mode, key).
@@ -111,10 +119,12 @@ export const idempotent = <A, R, R2 = never>(
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
         if (current === undefined) {
-          // a concurrent first use of the key fails here with DuplicateKey, rolling its unit back
-          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: freshRow(1) }))
+          // a concurrent first use of the key fails here, rolling its unit back
+          yield* tx
+            .insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: freshRow(1) }))
+            .pipe(Effect.catchTag("DuplicateKey", () => Effect.fail(new KeyTaken())))
         } else if (current.data.owner !== owner) {
-          return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
+          return yield* Effect.fail(new KeyTaken())
         } else {
           yield* tx.update(revise(current, { ...current.data, units: current.data.units + 1 }))
         }
@@ -129,26 +139,38 @@ export const idempotent = <A, R, R2 = never>(
         yield* tx.update(revise(current, { ...current.data, touched: merged }))
       })
     const decorated = Store.of({
+      // The key's row is written by the units that write, before their first write and with it:
+      // a unit that only reads (a helper finding an address's owner) leaves no trace, so a crash
+      // after it leaves the key free instead of "cut off after it took effect" for a day.
       // `mark` can also fail with VersionConflict (retried by the request's unitOfWork) and
-      // DuplicateKey (a concurrent first use; turned into idempotency_conflict below)
+      // KeyTaken (a concurrent first use; turned into idempotency_conflict below)
       transact: <B, E, R2>(work: (tx: Tx) => Effect.Effect<B, E, R2>) =>
-        store.transact((tx) =>
-          Effect.flatMap(mark(tx), () => {
-            const touched: Array<string> = []
-            const note = (doc: Doc) => {
-              if (doc.kind !== "idempotency" && doc.kind !== "outbox" && touched.length < touched_max) {
-                const it = `${doc.kind} ${doc.id}`
-                if (!touched.includes(it)) touched.push(it)
-              }
+        store.transact((tx) => {
+          let marked = false
+          // typed as the write alone: mark's own failures (VersionConflict, KeyTaken) end the unit and
+          // are handled by the request's unitOfWork and below, never by the write's caller
+          const first = <X, F>(write: Effect.Effect<X, F>): Effect.Effect<X, F> =>
+            marked
+              ? write
+              : (Effect.flatMap(mark(tx), () => {
+                  marked = true
+                  return write
+                }) as Effect.Effect<X, F>)
+          const touched: Array<string> = []
+          const note = (doc: Doc) => {
+            if (doc.kind !== "idempotency" && doc.kind !== "outbox" && touched.length < touched_max) {
+              const it = `${doc.kind} ${doc.id}`
+              if (!touched.includes(it)) touched.push(it)
             }
-            const observed: Tx = {
-              ...tx,
-              insert: (doc) => Effect.map(tx.insert(doc), () => note(doc)),
-              update: (doc) => Effect.map(tx.update(doc), () => note(doc))
-            }
-            return Effect.tap(work(observed), () => (touched.length === 0 ? Effect.void : remember(tx, touched)))
-          })
-        ) as Effect.Effect<B, E | StoreError, R2>,
+          }
+          const observed: Tx = {
+            ...tx,
+            insert: (doc) => Effect.map(first(tx.insert(doc)), () => note(doc)),
+            update: (doc) => Effect.map(first(tx.update(doc)), () => note(doc)),
+            post: (entries) => first(tx.post(entries))
+          }
+          return Effect.tap(work(observed), () => (touched.length === 0 ? Effect.void : remember(tx, touched)))
+        }) as Effect.Effect<B, E | StoreError, R2>,
       ledger: store.ledger
     })
     const outcome = yield* request.pipe(
@@ -159,7 +181,7 @@ export const idempotent = <A, R, R2 = never>(
         (e) => Effect.succeed<Recorded<A>>({ ok: false, code: e.code, message: e.message })
       ),
       Effect.catchIf(
-        (e) => e instanceof DuplicateKey || e instanceof VersionConflict,
+        (e) => e instanceof KeyTaken || e instanceof DuplicateKey || e instanceof VersionConflict,
         () => Effect.fail(conflict("A request with this Idempotency-Key is in progress; retry shortly."))
       )
     )
