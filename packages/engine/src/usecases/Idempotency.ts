@@ -45,7 +45,7 @@ const conflict = (message: string) => new DomainError({ code: "idempotency_confl
  * module may treat a `DuplicateKey` as its own (a transfer's unique row) or as a
  * bug, and the caller must get `idempotency_conflict` either way.
  */
-class KeyTaken extends Data.TaggedError("KeyTaken")<{}> {}
+class KeyTaken extends Data.TaggedError("KeyTaken")<{ readonly key: string }> {}
 
 /**
  * Runs `request` at most once per (business, mode, key).
@@ -122,9 +122,9 @@ export const idempotent = <A, R, R2 = never>(
           // a concurrent first use of the key fails here, rolling its unit back
           yield* tx
             .insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: freshRow(1) }))
-            .pipe(Effect.catchTag("DuplicateKey", () => Effect.fail(new KeyTaken())))
+            .pipe(Effect.catchTag("DuplicateKey", () => Effect.fail(new KeyTaken({ key: id }))))
         } else if (current.data.owner !== owner) {
-          return yield* Effect.fail(new KeyTaken())
+          return yield* Effect.fail(new KeyTaken({ key: id }))
         } else {
           yield* tx.update(revise(current, { ...current.data, units: current.data.units + 1 }))
         }
