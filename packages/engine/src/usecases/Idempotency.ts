@@ -149,13 +149,16 @@ export const idempotent = <A, R, R2 = never>(
           let marked = false
           // typed as the write alone: mark's own failures (VersionConflict, KeyTaken) end the unit and
           // are handled by the request's unitOfWork and below, never by the write's caller
+          // (decided when the write runs, not when it is built: a write built early still marks first)
           const first = <X, F>(write: Effect.Effect<X, F>): Effect.Effect<X, F> =>
-            marked
-              ? write
-              : (Effect.flatMap(mark(tx), () => {
-                  marked = true
-                  return write
-                }) as Effect.Effect<X, F>)
+            Effect.suspend(() =>
+              marked
+                ? write
+                : (Effect.flatMap(mark(tx), () => {
+                    marked = true
+                    return write
+                  }) as Effect.Effect<X, F>)
+            )
           const touched: Array<string> = []
           const note = (doc: Doc) => {
             if (doc.kind !== "idempotency" && doc.kind !== "outbox" && touched.length < touched_max) {
