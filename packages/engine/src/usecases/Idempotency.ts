@@ -1,5 +1,5 @@
 import { DomainError, type Errors } from "@xaalis/core"
-import { Data, Effect } from "effect"
+import { Data, Deferred, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, Store, type StoreError, type Tx, VersionConflict } from "../ports/Store.ts"
 import { type Caller, newDoc, now, revise, unitOfWork } from "./common.ts"
@@ -56,7 +56,9 @@ class KeyTaken extends Data.TaggedError("KeyTaken")<{ readonly key: string }> {}
  * - Same key, same fingerprint, completed: the recorded outcome is replayed and
  *   nothing runs.
  * - Same key, different fingerprint: `idempotency_conflict`.
- * - Same key while the first is still running, or after it was interrupted
+ * - Same key while the first is still running in this process: waits for it
+ *   to end, then as above (a replay, or the conflict for another request).
+ * - Same key while the first is still running in another process, or after it was interrupted
  *   between its effects and their recording (a crash): answered by `recover`
  *   from the objects the first one wrote when given (a create reads what it
  *   created), else `idempotency_conflict` naming them; never a second effect. Server faults (`StoreError`, defects) are not recorded,
@@ -72,7 +74,61 @@ export const idempotent = <A, R, R2 = never>(
   ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
+    const store = yield* Store
     const id = rowId(caller, key)
+    // one use of a key at a time in this process: a second one waits for the first to finish,
+    // then finds its record and replays it (instead of "in progress" for a request that is only slower)
+    const running = runningFor(store)
+    const mine = Deferred.makeUnsafe<void>()
+    for (;;) {
+      const ahead = yield* Effect.sync(() => {
+        const first = running.get(id)
+        if (first === undefined) running.set(id, mine)
+        return first
+      })
+      if (ahead === undefined) break
+      yield* Deferred.await(ahead)
+    }
+    return yield* once(store, caller, id, key, fingerprint, request, recover).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          if (running.get(id) === mine) running.delete(id)
+          Deferred.doneUnsafe(mine, Effect.void)
+        })
+      )
+    )
+  })
+
+/**
+ * The keys in use in this process, per Store (several engines may share a
+ * process): each entry is settled when its request ends, however it ends.
+ * Requests in other processes sharing the store are not seen here: for them
+ * the key's row decides (a concurrent first use answers `idempotency_conflict`).
+ */
+const running_by_store = new WeakMap<object, Map<string, Deferred.Deferred<void>>>()
+const runningFor = (store: object) => {
+  let running = running_by_store.get(store)
+  if (running === undefined) {
+    running = new Map()
+    running_by_store.set(store, running)
+  }
+  return running
+}
+
+const once = <A, R, R2>(
+  store: Store["Service"],
+  caller: Caller,
+  id: string,
+  key: string,
+  fingerprint: string,
+  request: Effect.Effect<A, DomainError | StoreError, R>,
+  recover:
+    | ((
+        touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
+      ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>)
+    | undefined
+): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
+  Effect.gen(function* () {
     const t = yield* now
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
@@ -101,7 +157,6 @@ export const idempotent = <A, R, R2 = never>(
       }
       return yield* replay(row.outcome as Recorded<A>)
     }
-    const store = yield* Store
     const ids = yield* Ids
     const owner = yield* ids.uuid
     /** This request's first row for the key; `units` counts the units of work it has committed. */
