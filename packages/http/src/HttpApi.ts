@@ -334,10 +334,28 @@ const keylessScope = (remoteAddress: string | undefined): Caller => {
   return { business_id: id, mode: "test", account_id: id }
 }
 
-/** The idempotency fingerprint: SHA-256 of method, path and the raw body. */
+/**
+ * The idempotency fingerprint: SHA-256 of method, path and the body's JSON
+ * value (members in code-point order, numbers as parsed exactly), so that the
+ * same request written with other spacing or member order is the same request;
+ * a body that is not JSON counts by its bytes. An empty body is `{}`, as it is
+ * decoded.
+ */
+const fingerprint = (method: string, path: string, body: string) => {
+  const parsed = body === "" ? Result.succeed({}) : Json.parseJson(body)
+  const canonical = Result.isSuccess(parsed) ? `json ${JSON.stringify(sortedMembers(parsed.success))}` : `raw ${body}`
+  return createHash("sha256").update(`${method} ${path}\n`, "utf8").update(canonical, "utf8").digest("hex")
+}
 
-const fingerprint = (method: string, path: string, body: string) =>
-  createHash("sha256").update(`${method} ${path}\n`, "utf8").update(body, "utf8").digest("hex")
+/** A parsed JSON value with every object's members in code-point order (raw numbers kept as they are). */
+const sortedMembers = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortedMembers)
+  if (value === null || typeof value !== "object" || Json.isRawJson(value)) return value
+  // no prototype: a member named "__proto__" stays a member
+  const out: Record<string, unknown> = Object.create(null)
+  for (const k of Object.keys(value).sort()) out[k] = sortedMembers((value as Record<string, unknown>)[k])
+  return out
+}
 
 const templateMatcher = (path: string): RegExp =>
   new RegExp(
