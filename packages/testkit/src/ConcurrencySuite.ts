@@ -20,7 +20,9 @@
  *   exactly the transfer amounts (no lost, doubled or torn update);
  * - 50 requests at once under one Idempotency-Key create one conversion; every
  *   other answer is that conversion or `idempotency_conflict`, and a later
- *   request replays it;
+ *   request replays it. Each request runs as if in its own process (its own
+ *   view of the store): in one process the engine queues the uses of a key,
+ *   which would hide a store that lets two first uses both take it;
  * - 50 reminders of one invoice at once: each answers a distinct
  *   `reminder_count` 1..50 and the invoice ends at 50 (no lost update); 50
  *   invoices created at once take the sequential numbers 1..50, each once
@@ -157,6 +159,17 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown => {
   return Result.isSuccess(error) ? error.success : `defect: ${Cause.pretty(exit.cause)}`
 }
 
+/**
+ * Runs `effect` with a view of the store of its own, as a request in another
+ * process would see it: what the engine keeps per process (the queue of an
+ * Idempotency-Key's uses) is not shared, so concurrency reaches the store.
+ */
+const asOwnProcess = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Store> =>
+  Effect.gen(function* () {
+    const store = yield* Store
+    return yield* Effect.provideService(effect, Store, Store.of({ ...store }))
+  })
+
 /** One check of the suite: `run` rejects (with the failed expectation) when the engine breaks it. */
 export interface ConcurrencyCheck {
   readonly title: string
@@ -265,11 +278,13 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
             Effect.gen(function* () {
               const live = yield* liveBusiness
               const request = () =>
-                Idempotency.idempotent(
-                  live,
-                  "same-key",
-                  "POST /v1/minting/offramp {gmd_amount:5000}",
-                  Conversions.createConversion(live, { gmd_amount: GMD_AMOUNT })
+                asOwnProcess(
+                  Idempotency.idempotent(
+                    live,
+                    "same-key",
+                    "POST /v1/minting/offramp {gmd_amount:5000}",
+                    Conversions.createConversion(live, { gmd_amount: GMD_AMOUNT })
+                  )
                 )
               const exits = yield* all(request)
               const ids = new Set(exits.flatMap((e) => (Exit.isSuccess(e) ? [e.value.id] : [])))
@@ -305,11 +320,13 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
               ] as const
               for (const [what, create] of creates) {
                 const exits = yield* all(() =>
-                  Idempotency.idempotent(
-                    live,
-                    `key-${what}`,
-                    `POST ${what}`,
-                    create() as Effect.Effect<unknown, DomainError | StoreError, EngineServices>
+                  asOwnProcess(
+                    Idempotency.idempotent(
+                      live,
+                      `key-${what}`,
+                      `POST ${what}`,
+                      create() as Effect.Effect<unknown, DomainError | StoreError, EngineServices>
+                    )
                   )
                 )
                 expect(exits.filter(Exit.isSuccess).length, `${what}: at least one answer`).toBeGreaterThanOrEqual(1)
