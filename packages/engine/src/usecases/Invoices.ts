@@ -147,6 +147,18 @@ const book = (tx: Tx, doc: Doc<Invoice.Invoice>, step: Invoice.InvoiceStep, t: n
     return next
   })
 
+/**
+ * A stored invoice brought to `t` before a command acts on it: one whose
+ * overdue moment has passed but which the sweep has not reached yet is booked
+ * overdue first (state and `invoice.overdue`), in the command's unit of work, so
+ * what is stored and sent does not depend on when the sweep ran (an update
+ * then leaves it overdue, a payment follows the overdue event).
+ */
+const caughtUp = (tx: Tx, doc: Doc<Invoice.Invoice>, t: number) =>
+  Invoice.isDueForOverdue(doc.data, t)
+    ? Effect.map(book(tx, doc, Invoice.markOverdue(doc.data, t), t), (state) => revise(doc, state, overdueDueAt(state)))
+    : Effect.succeed(doc)
+
 const getInvoiceDoc = (tx: Tx, caller: Caller, id: string) =>
   getScoped<Invoice.Invoice>(tx, "invoice", caller, id, "invoice")
 
@@ -156,7 +168,7 @@ const change = (caller: Caller, id: string, command: (state: Invoice.Invoice, t:
     const t = yield* now
     const state = yield* unitOfWork((tx) =>
       Effect.gen(function* () {
-        const doc = yield* getInvoiceDoc(tx, caller, id)
+        const doc = yield* caughtUp(tx, yield* getInvoiceDoc(tx, caller, id), t)
         return yield* book(tx, doc, command(doc.data, t), t)
       })
     )
@@ -270,7 +282,7 @@ export const customerPaysInvoice = Effect.fn("customerPaysInvoice")(function* (c
   const t = yield* now
   const state = yield* unitOfWork((tx) =>
     Effect.gen(function* () {
-      const doc = yield* getInvoiceDoc(tx, caller, id)
+      const doc = yield* caughtUp(tx, yield* getInvoiceDoc(tx, caller, id), t)
       const next = yield* book(tx, doc, Invoice.customerPays(doc.data, t), t)
       yield* tx.post(
         transaction({
