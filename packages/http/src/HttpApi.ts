@@ -335,16 +335,22 @@ const keylessScope = (remoteAddress: string | undefined): Caller => {
 }
 
 /**
- * The idempotency fingerprint: SHA-256 of method, path and the body's JSON
- * value (members in code-point order, numbers as parsed exactly), so that the
- * same request written with other spacing or member order is the same request;
- * a body that is not JSON counts by its bytes. An empty body is `{}`, as it is
- * decoded.
+ * The idempotency fingerprint (`Idempotency.Fingerprint`): `value`, SHA-256 of
+ * method, path and the body's JSON value (members in code-point order, numbers
+ * as parsed exactly), so that the same request written with other spacing or
+ * member order is the same request (a body that is not JSON counts by its
+ * bytes; an empty body is `{}`, as it is decoded); `bytes`, SHA-256 of method,
+ * path and the raw body, what releases before `value` compared, still honoured
+ * on their rows and written for them.
  */
-const fingerprint = (method: string, path: string, body: string) => {
+const fingerprint = (method: string, path: string, body: string): Idempotency.Fingerprint => {
+  const digest = (text: string) =>
+    createHash("sha256").update(`${method} ${path}\n`, "utf8").update(text, "utf8").digest("hex")
   const parsed = body === "" ? Result.succeed({}) : Json.parseJson(body)
-  const canonical = Result.isSuccess(parsed) ? `json ${JSON.stringify(sortedMembers(parsed.success))}` : `raw ${body}`
-  return createHash("sha256").update(`${method} ${path}\n`, "utf8").update(canonical, "utf8").digest("hex")
+  return {
+    value: digest(Result.isSuccess(parsed) ? `json ${JSON.stringify(sortedMembers(parsed.success))}` : `raw ${body}`),
+    bytes: digest(body)
+  }
 }
 
 /** A parsed JSON value with every object's members in code-point order (raw numbers kept as they are). */

@@ -14,8 +14,14 @@ export type Recorded<A> =
 
 interface IdempotencyRow {
   readonly key: string
-  /** Identifies the request (operation + body): a different one under the same key is a conflict. */
+  /**
+   * Identifies the request (operation + body): a different one under the same
+   * key is a conflict. `Fingerprint.bytes`; compared alone on rows without
+   * `value_fingerprint` (written before it existed) and by such releases.
+   */
   readonly fingerprint: string
+  /** `Fingerprint.value`: compared when present. */
+  readonly value_fingerprint?: string
   readonly status: "in_progress" | "completed"
   /** The execution that owns the key: a concurrent first use never writes under another's row. */
   readonly owner: string
@@ -30,6 +36,21 @@ interface IdempotencyRow {
   readonly touched?: ReadonlyArray<string>
   readonly outcome: Recorded<unknown> | null
   readonly expires_at: number
+}
+
+/**
+ * What identifies a request under a key. `value` is compared (e.g. a digest of
+ * the body's JSON value, so other spacing is the same request); `bytes` (a
+ * digest of the raw request) is compared instead on rows written before rows
+ * carried `value`, and is what such releases compare on the rows written now,
+ * so an upgrade, rolling or not, never turns a retry of the same bytes into a
+ * conflict. A string is both.
+ */
+export type Fingerprint = string | { readonly value: string; readonly bytes: string }
+
+const sameRequest = (row: IdempotencyRow, fingerprint: Fingerprint): boolean => {
+  const { value, bytes } = typeof fingerprint === "string" ? { value: fingerprint, bytes: fingerprint } : fingerprint
+  return row.value_fingerprint === undefined ? row.fingerprint === bytes : row.value_fingerprint === value
 }
 
 /** Objects named on a key's row at most (a create writes one or two). */
@@ -67,7 +88,7 @@ class KeyTaken extends Data.TaggedError("KeyTaken")<{ readonly key: string }> {}
 export const idempotent = <A, R, R2 = never>(
   caller: Caller,
   key: string,
-  fingerprint: string,
+  fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
   recover?: (
     touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
@@ -120,7 +141,7 @@ const once = <A, R, R2>(
   caller: Caller,
   id: string,
   key: string,
-  fingerprint: string,
+  fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
   recover:
     | ((
@@ -133,7 +154,7 @@ const once = <A, R, R2>(
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
       const row = existing.data as IdempotencyRow
-      if (row.fingerprint !== fingerprint) {
+      if (!sameRequest(row, fingerprint)) {
         return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
       }
       if (row.status !== "completed" || row.outcome === null) {
@@ -162,7 +183,9 @@ const once = <A, R, R2>(
     /** This request's first row for the key; `units` counts the units of work it has committed. */
     const freshRow = (units: number): IdempotencyRow => ({
       key,
-      fingerprint,
+      ...(typeof fingerprint === "string"
+        ? { fingerprint, value_fingerprint: fingerprint }
+        : { fingerprint: fingerprint.bytes, value_fingerprint: fingerprint.value }),
       status: "in_progress",
       owner,
       units,
