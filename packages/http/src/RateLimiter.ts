@@ -35,7 +35,12 @@ export interface TokenBucketOptions {
    * refill buckets. Injectable for tests.
    */
   readonly now?: () => number
-  /** Buckets kept before full (idle) buckets are swept; default 10,000. */
+  /**
+   * Buckets kept before full (idle) buckets are swept; default 10,000. A sweep
+   * that leaves `n` buckets (all of them busy) puts the next one off until the
+   * table holds `2n`, so a crowd of new keys costs amortised O(1) each instead
+   * of a whole-table sweep per request.
+   */
   readonly buckets_max?: number
 }
 
@@ -48,15 +53,20 @@ interface Bucket {
  * A token bucket per key: `burst` tokens, refilled at `rps` per second, one
  * token per request. A key absent from the table has a full bucket, so full
  * buckets are dropped when the table grows past `buckets_max`: memory stays
- * bounded by the keys active in the last `burst / rps` seconds.
+ * bounded by the keys active in the last `burst / rps` seconds (at most twice
+ * as many buckets, or `buckets_max`). `size()` tells how many are kept.
  */
-export const makeTokenBucket = (options: TokenBucketOptions): RateLimiter["Service"] => {
+export const makeTokenBucket = (
+  options: TokenBucketOptions
+): RateLimiter["Service"] & { readonly size: () => number } => {
   const { rps, burst } = options
   if (!(rps > 0) || !Number.isFinite(rps)) throw new RangeError("rateLimit.rps must be a positive number")
   if (!(burst >= 1) || !Number.isFinite(burst)) throw new RangeError("rateLimit.burst must be at least 1")
   const now = options.now ?? (() => performance.now())
   const buckets_max = options.buckets_max ?? 10_000
   const buckets = new Map<string, Bucket>()
+  /** The table size at which the next sweep runs. */
+  let sweep_at = buckets_max
   const refill = (b: Bucket, t: number) => {
     if (t > b.at) {
       b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rps)
@@ -68,29 +78,33 @@ export const makeTokenBucket = (options: TokenBucketOptions): RateLimiter["Servi
       refill(b, t)
       if (b.tokens >= burst) buckets.delete(key)
     }
+    sweep_at = Math.max(buckets_max, 2 * buckets.size)
   }
-  return RateLimiter.of({
-    take: (key) =>
-      Effect.sync(() => {
-        const t = now()
-        let b = buckets.get(key)
-        if (b === undefined) {
-          if (buckets.size >= buckets_max) sweep(t)
-          b = { tokens: burst, at: t }
-          buckets.set(key, b)
-        } else refill(b, t)
-        const allowed = b.tokens >= 1
-        if (allowed) b.tokens -= 1
-        const decision: RateDecision = {
-          allowed,
-          limit: Math.floor(burst),
-          remaining: Math.floor(b.tokens),
-          reset_seconds: Math.ceil((burst - b.tokens) / rps),
-          retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rps))
-        }
-        return decision
-      })
-  })
+  return Object.assign(
+    RateLimiter.of({
+      take: (key) =>
+        Effect.sync(() => {
+          const t = now()
+          let b = buckets.get(key)
+          if (b === undefined) {
+            if (buckets.size >= sweep_at) sweep(t)
+            b = { tokens: burst, at: t }
+            buckets.set(key, b)
+          } else refill(b, t)
+          const allowed = b.tokens >= 1
+          if (allowed) b.tokens -= 1
+          const decision: RateDecision = {
+            allowed,
+            limit: Math.floor(burst),
+            remaining: Math.floor(b.tokens),
+            reset_seconds: Math.ceil((burst - b.tokens) / rps),
+            retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rps))
+          }
+          return decision
+        })
+    }),
+    { size: () => buckets.size }
+  )
 }
 
 /** The in-memory token-bucket limiter as a Layer. */
