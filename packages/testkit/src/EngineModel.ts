@@ -1443,6 +1443,11 @@ class InvoiceCommand implements Cmd {
       expectCode(result, refusal, what)
     } else {
       const wire = expectOk(result, what)
+      if (this.action !== "send" && readStatus(v, m.now) === "overdue" && v.status === "not-paid") {
+        // the command first books the overdue mark the sweep has not stored yet, with its event
+        v.status = "overdue"
+        expectEvent(m, v, "invoice.overdue", [v.callback])
+      }
       if (this.action === "send") {
         v.status = "not-paid"
         if (v.number === null) v.number = takeNumber(m, bizOf(m, v), v.mode)
