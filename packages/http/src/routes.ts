@@ -455,7 +455,7 @@ export const routes: ReadonlyArray<Route> = [
     status: 200,
     handle: ({ input }) =>
       Effect.flatMap(Sandbox.SandboxControl, (control) =>
-        Effect.as(control.setRate(input.rate, Number.MAX_SAFE_INTEGER), { rate: Number(Decimal.format(input.rate)) })
+        Effect.as(control.setRate(input.rate), { rate: Number(Decimal.format(input.rate)) })
       )
   }),
   route({

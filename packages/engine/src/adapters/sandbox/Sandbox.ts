@@ -1,5 +1,5 @@
 import { type Decimal, Quote } from "@xaalis/core"
-import { Context, Effect, Layer, Queue, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Queue, Stream } from "effect"
 import { Chain, type ConfirmedTransfer } from "../../ports/Chain.ts"
 import { Ids } from "../../ports/Ids.ts"
 import { PayoutFailed, Payouts } from "../../ports/Payouts.ts"
@@ -14,8 +14,12 @@ import { Rates } from "../../ports/Rates.ts"
 export class SandboxControl extends Context.Service<
   SandboxControl,
   {
-    /** Sets the USD->GMD rate observed from now on (as of the given time). */
-    readonly setRate: (rate: Decimal.Decimal, as_of: number) => Effect.Effect<void>
+    /**
+     * Sets the USD->GMD rate quoted from now on, observed at `as_of` (epoch ms);
+     * without it the simulated feed keeps observing the rate: each read is as of
+     * the clock's now, so it never goes stale.
+     */
+    readonly setRate: (rate: Decimal.Decimal, as_of?: number) => Effect.Effect<void>
     /**
      * The next `count` payouts fail (0 clears): of `business_id` when given (the
      * HTTP helper passes the caller's, so one business cannot fail another's
@@ -51,7 +55,7 @@ const hexText = (prefix: string, bytes: Uint8Array, n: number): string => {
 
 export interface SandboxOptions {
   readonly rate: Decimal.Decimal
-  /** When the initial rate was observed (epoch ms); defaults to "always fresh" (far future). */
+  /** When the initial rate was observed (epoch ms); without it, each read is as of the clock's now (always fresh). */
   readonly rate_as_of?: number
   readonly base_url?: string
 }
@@ -64,13 +68,24 @@ export const layer = (
     Effect.gen(function* () {
       const ids = yield* Ids
       const base = options.base_url ?? "http://127.0.0.1:3000"
-      let rate = { rate: options.rate, as_of: options.rate_as_of ?? Number.MAX_SAFE_INTEGER }
+      let rate: { readonly rate: Decimal.Decimal; readonly as_of: number | undefined } = {
+        rate: options.rate,
+        as_of: options.rate_as_of
+      }
       let failNext = 0
       const failNextOf = new Map<string, number>()
       const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
       const feed = yield* Queue.unbounded<ConfirmedTransfer>()
 
-      const rates = Rates.of({ current: Effect.sync(() => rate) })
+      // the clock of the reader (the sandbox clock in the engine): a rate kept fresh is observed "now"
+      const rates = Rates.of({
+        current: Effect.suspend(() => {
+          const { rate: r, as_of } = rate
+          return as_of === undefined
+            ? Effect.map(Clock.currentTimeMillis, (t) => ({ rate: r, as_of: t }))
+            : Effect.succeed({ rate: r, as_of })
+        })
+      })
       const chain = Chain.of({
         issueAddress: ({ network, coin }) =>
           Effect.map(ids.bytes(20), (b) =>
