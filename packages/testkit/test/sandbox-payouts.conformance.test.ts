@@ -1,0 +1,28 @@
+import { Decimal } from "@xaalis/core"
+import { IdsAdapter, Sandbox } from "@xaalis/engine"
+import { Effect, Layer } from "effect"
+import { PayoutsRail, payoutsConformance, runsFromEnv } from "../src/index.ts"
+
+/** The sandbox's payout rail, with its control as the rail's statement and its failure switch. */
+const sandbox = () =>
+  Layer.effect(
+    PayoutsRail,
+    Effect.map(Sandbox.SandboxControl, (control) =>
+      PayoutsRail.of({ paid: control.payouts, failNext: (count) => control.failNextPayouts(count) })
+    )
+  ).pipe(
+    Layer.provideMerge(
+      Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provideMerge(IdsAdapter.layer))
+    )
+  )
+
+payoutsConformance("sandbox", sandbox, { runs: runsFromEnv(50) })
+
+// without the statement: the checks that only need `send`
+payoutsConformance(
+  "sandbox (send only)",
+  () => Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provide(IdsAdapter.layer)),
+  {
+    runs: runsFromEnv(20)
+  }
+)
