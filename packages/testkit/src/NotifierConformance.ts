@@ -50,7 +50,8 @@ import {
   registerChecks,
   runCheck,
   show,
-  skipped
+  skipped,
+  withoutOmitted
 } from "./PortChecks.ts"
 
 /**
@@ -390,4 +391,5 @@ export const notifierConformance = (
   name: string,
   makeLayer: () => Layer.Layer<Notifier | NotifierHarness, unknown>,
   options?: NotifierConformanceOptions
-): void => registerChecks(`Notifier conformance: ${name}`, notifierChecks(options), makeLayer)
+): void =>
+  registerChecks(`Notifier conformance: ${name}`, withoutOmitted(notifierChecks(options), options?.omit), makeLayer)

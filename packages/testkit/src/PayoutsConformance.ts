@@ -55,7 +55,8 @@ import {
   registerChecks,
   runCheck,
   show,
-  skipped
+  skipped,
+  withoutOmitted
 } from "./PortChecks.ts"
 
 /** One payment the rail made. */
@@ -365,4 +366,5 @@ export const payoutsConformance = (
   name: string,
   makeLayer: () => Layer.Layer<Payouts, unknown>,
   options?: PayoutsConformanceOptions
-): void => registerChecks(`Payouts conformance: ${name}`, payoutsChecks(options), makeLayer)
+): void =>
+  registerChecks(`Payouts conformance: ${name}`, withoutOmitted(payoutsChecks(options), options?.omit), makeLayer)

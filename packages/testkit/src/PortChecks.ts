@@ -31,6 +31,25 @@ export interface PortSuiteOptions {
   /** Replays a failure of a property: the `seed` and `path` fast-check printed. */
   readonly seed?: number | undefined
   readonly path?: string | undefined
+  /**
+   * Checks to leave out, each named by a part of its title, for what your
+   * adapter cannot do (a notifier whose receivers cannot hang): otherwise such
+   * a check is reported skipped. Each part must name exactly one check.
+   */
+  readonly omit?: ReadonlyArray<string> | undefined
+}
+
+/** `checks` without those `omit` names; a part naming no check, or several, throws (a typo must not pass silently). */
+export const withoutOmitted = <C extends { readonly title: string }>(
+  checks: ReadonlyArray<C>,
+  omit: ReadonlyArray<string> | undefined
+): ReadonlyArray<C> => {
+  if (omit === undefined || omit.length === 0) return checks
+  for (const part of omit) {
+    const n = checks.filter((c) => c.title.includes(part)).length
+    if (n !== 1) throw new Error(`omit: "${part}" names ${n} checks; name exactly one by a part of its title`)
+  }
+  return checks.filter((c) => !omit.some((part) => c.title.includes(part)))
 }
 
 /** The fast-check parameters of a property run by a check. */

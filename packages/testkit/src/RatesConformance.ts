@@ -54,7 +54,8 @@ import {
   registerChecks,
   runCheck,
   show,
-  skipped
+  skipped,
+  withoutOmitted
 } from "./PortChecks.ts"
 
 /**
@@ -314,4 +315,4 @@ export const ratesConformance = (
   name: string,
   makeLayer: () => Layer.Layer<Rates, unknown>,
   options?: RatesConformanceOptions
-): void => registerChecks(`Rates conformance: ${name}`, ratesChecks(options), makeLayer)
+): void => registerChecks(`Rates conformance: ${name}`, withoutOmitted(ratesChecks(options), options?.omit), makeLayer)

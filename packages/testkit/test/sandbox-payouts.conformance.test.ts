@@ -22,7 +22,6 @@ payoutsConformance("sandbox", sandbox, { runs: runsFromEnv(50) })
 payoutsConformance(
   "sandbox (send only)",
   () => Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provide(IdsAdapter.layer)),
-  {
-    runs: runsFromEnv(20)
-  }
+  // without failNext the sandbox cannot be made to refuse: that check needs the statement above
+  { runs: runsFromEnv(20), omit: ["a send that fails with PayoutFailed paid nothing"] }
 )
