@@ -42,16 +42,17 @@ export const runDue = Effect.fnUntraced(function* () {
   const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch))
   const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch))
   const payouts_sent = yield* Conversions.runDuePayouts(batch)
-  let webhooks: Dispatcher.DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0 }
+  let webhooks: Dispatcher.DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 }
   for (;;) {
     const s = yield* Dispatcher.dispatchDue({ limit: batch })
     webhooks = {
       delivered: webhooks.delivered + s.delivered,
       retried: webhooks.retried + s.retried,
       failed: webhooks.failed + s.failed,
-      skipped: webhooks.skipped + s.skipped
+      skipped: webhooks.skipped + s.skipped,
+      deferred: webhooks.deferred + s.deferred
     }
-    if (s.delivered + s.retried + s.failed + s.skipped < batch) break
+    if (Dispatcher.processed(s) < batch) break
   }
   const run: SchedulerRun = {
     conversions_expired,

@@ -35,11 +35,17 @@ describe("scheduler driven by the clock", () => {
         log_index: 0
       })
       const first = yield* Scheduler.runDue()
-      assert.deepStrictEqual(first.webhooks, { delivered: 1, retried: 1, failed: 0, skipped: 0 })
+      assert.deepStrictEqual(first.webhooks, { delivered: 1, retried: 1, failed: 0, skipped: 0, deferred: 0 })
       assert.strictEqual(first.conversions_expired, 0)
       // nothing more is due one second later
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual((yield* Scheduler.runDue()).webhooks, { delivered: 0, retried: 0, failed: 0, skipped: 0 })
+      assert.deepStrictEqual((yield* Scheduler.runDue()).webhooks, {
+        delivered: 0,
+        retried: 0,
+        failed: 0,
+        skipped: 0,
+        deferred: 0
+      })
       // the retry falls due 30 s after the failed attempt
       yield* TestClock.adjust("30 seconds")
       assert.strictEqual((yield* Scheduler.runDue()).webhooks.delivered, 1)

@@ -491,7 +491,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       Effect.gen(function* () {
         for (;;) {
           const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max })
-          if (s.delivered + s.retried + s.failed + s.skipped < Dispatcher.batch_max) return
+          if (Dispatcher.processed(s) < Dispatcher.batch_max) return
         }
       })
     )

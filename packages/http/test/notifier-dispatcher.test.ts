@@ -39,7 +39,13 @@ describe("HttpNotifier with the engine's dispatcher", () => {
         })
       )
 
-      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), { delivered: 0, retried: 1, failed: 0, skipped: 0 })
+      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), {
+        delivered: 0,
+        retried: 1,
+        failed: 0,
+        skipped: 0,
+        deferred: 0
+      })
       const first = yield* getRow("ob_1")
       assert.strictEqual(first.data.status, "pending")
       assert.strictEqual(first.data.last_error, "HTTP 503")
@@ -47,11 +53,23 @@ describe("HttpNotifier with the engine's dispatcher", () => {
 
       // not yet due: nothing is sent
       yield* TestClock.adjust("29 seconds")
-      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0 })
+      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), {
+        delivered: 0,
+        retried: 0,
+        failed: 0,
+        skipped: 0,
+        deferred: 0
+      })
       assert.strictEqual(receiver.received.length, 1)
 
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), { delivered: 1, retried: 0, failed: 0, skipped: 0 })
+      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), {
+        delivered: 1,
+        retried: 0,
+        failed: 0,
+        skipped: 0,
+        deferred: 0
+      })
       const row = yield* getRow("ob_1")
       assert.strictEqual(row.data.status, "delivered")
       assert.strictEqual(row.data.attempts, 2)
@@ -87,7 +105,13 @@ describe("HttpNotifier with the engine's dispatcher", () => {
           now: 0
         })
       )
-      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), { delivered: 0, retried: 1, failed: 0, skipped: 0 })
+      assert.deepStrictEqual(yield* Dispatcher.dispatchDue(), {
+        delivered: 0,
+        retried: 1,
+        failed: 0,
+        skipped: 0,
+        deferred: 0
+      })
       const row = yield* getRow("ob_live")
       assert.strictEqual(row.data.last_error, "refused: live deliveries must use https")
       assert.strictEqual(receiver.connections(), 0)

@@ -24,12 +24,28 @@ import type { OutboxRow } from "./Outbox.ts"
  *    (version + 1 of the claimed row). On `VersionConflict` the row is skipped:
  *    someone else (another dispatcher whose claim won after ours lapsed, a resend)
  *    changed it, and their write stands.
+ *
+ * One receiver cannot hold the lane for the others: at most
+ * `business_concurrency_max` attempts of one business are in flight at once
+ * (the other slots serve the other businesses), and once an attempt to a
+ * destination (business and URL) fails in a call, that destination's
+ * other rows of the call are not attempted: they are deferred (`defer_ms`,
+ * attempts unchanged). A receiver that hangs thus costs one call about one
+ * deadline, however many events it has due (a business spreading its events
+ * over many hanging URLs lengthens a call, but holds only its own share of the
+ * slots); before, a business with 80 events
+ * to a hanging receiver kept every other business's webhooks (and the
+ * scheduler's sweeps, on the same lane) waiting 100 s.
  */
 
 /** Rows loaded per `dispatchDue` call unless `limit` says otherwise. */
 export const batch_max = 100
 /** Deliveries in flight at once, across different rows. */
 export const concurrency_max = 8
+/** Deliveries of one business in flight at once (at most `concurrency`). */
+export const business_concurrency_max = 4
+/** How far a row is put off, unattempted, when an attempt to its destination failed in the same call. */
+export const defer_ms = 30_000
 /** How long a claimed row is hidden from other dispatchers; must exceed the notifier's time-out. */
 export const claim_ms = 5 * 60 * 1000
 /** Longest `last_error` stored (characters). */
@@ -45,9 +61,17 @@ export interface DispatchSummary {
   readonly failed: number
   /** Rows another dispatcher (or a resend) changed first: left alone. */
   readonly skipped: number
+  /** Rows put off unattempted: an attempt to their destination failed in the same call. */
+  readonly deferred: number
 }
 
-type Outcome = "delivered" | "retried" | "failed" | "skipped"
+/** Rows a call took out of the due set: a call that processed fewer than its `limit` left nothing due behind. */
+export const processed = (s: DispatchSummary): number => s.delivered + s.retried + s.failed + s.skipped + s.deferred
+
+type Outcome = "delivered" | "retried" | "failed" | "skipped" | "deferred"
+
+/** Where a row goes: its business and its URL (two URLs of one host are two receivers: one may fail alone). */
+const destinationOf = (doc: OutboxDoc): string => `${doc.business_id ?? ""} ${doc.data.url}`
 
 const asOutbox = (doc: Doc): OutboxDoc => doc as OutboxDoc
 
@@ -60,10 +84,12 @@ const truncate = (message: string): string =>
 
 /**
  * One batch: attempts every outbox row due at `Clock.currentTimeMillis` (at most
- * `limit`, oldest due first), up to `concurrency` deliveries at a time.
+ * `limit`, oldest due first), up to `concurrency` deliveries at a time, at most
+ * `business_concurrency_max` of one business, deferring the rest of a
+ * destination's rows once one of its attempts failed (see above).
  * Every processed row leaves the due set (its next due time is in the future, or
  * null), so callers that must drain everything due (the sandbox clock advance)
- * may loop while `delivered + retried + failed + skipped === limit`.
+ * may loop while `processed(summary) === limit`.
  */
 export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: {
   readonly limit?: number
@@ -136,15 +162,64 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
         )
     })
 
-  const outcomes = yield* Effect.forEach(due.map(asOutbox), processRow, {
-    concurrency: options?.concurrency ?? concurrency_max
+  /** Puts a row off, unattempted (its destination failed in this call); a row that is not pending leaves the due set. */
+  const defer = (doc: OutboxDoc): Effect.Effect<Outcome, StoreError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      store
+        .transact((tx) =>
+          tx.update({ ...doc, version: doc.version + 1, due_at: doc.data.status === "pending" ? at + defer_ms : null })
+        )
+        .pipe(
+          Effect.as<Outcome>("deferred"),
+          Effect.catchTag("VersionConflict", () => Effect.succeed<Outcome>("skipped")),
+          dieOnDuplicateKey
+        )
+    )
+
+  const concurrency = Math.max(1, options?.concurrency ?? concurrency_max)
+  const per_business = Math.min(business_concurrency_max, concurrency)
+  const queue = due.map(asOutbox)
+  const in_flight = new Map<string, number>()
+  const failing = new Set<string>()
+  const outcomes: Array<Outcome> = []
+  /** The next row a free slot may take: one of a failing destination (deferred), or of a business under its share. */
+  const take = (): OutboxDoc | undefined => {
+    const i = queue.findIndex(
+      (doc) => failing.has(destinationOf(doc)) || (in_flight.get(doc.business_id ?? "") ?? 0) < per_business
+    )
+    return i < 0 ? undefined : queue.splice(i, 1)[0]
+  }
+  // A slot with nothing to take stops: what is left belongs to businesses with attempts in flight,
+  // whose own slots take it when they are free.
+  const slot = Effect.gen(function* () {
+    for (;;) {
+      const doc = take()
+      if (doc === undefined) return
+      const destination = destinationOf(doc)
+      if (failing.has(destination)) {
+        outcomes.push(yield* defer(doc))
+        continue
+      }
+      const business = doc.business_id ?? ""
+      in_flight.set(business, (in_flight.get(business) ?? 0) + 1)
+      const outcome = yield* processRow(doc).pipe(
+        Effect.ensuring(Effect.sync(() => in_flight.set(business, (in_flight.get(business) ?? 1) - 1)))
+      )
+      if (outcome === "retried" || outcome === "failed") failing.add(destination)
+      outcomes.push(outcome)
+    }
   })
+  yield* Effect.all(
+    Array.from({ length: Math.min(concurrency, queue.length) }, () => slot),
+    { concurrency: "unbounded", discard: true }
+  )
   const count = (o: Outcome) => outcomes.filter((x) => x === o).length
   return {
     delivered: count("delivered"),
     retried: count("retried"),
     failed: count("failed"),
-    skipped: count("skipped")
+    skipped: count("skipped"),
+    deferred: count("deferred")
   }
 })
 

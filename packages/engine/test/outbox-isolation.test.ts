@@ -1,0 +1,141 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
+import * as MemoryStore from "../src/adapters/memory/MemoryStore.ts"
+import { business_concurrency_max, concurrency_max, defer_ms, dispatchDue } from "../src/outbox/Dispatcher.ts"
+import { enqueue } from "../src/outbox/Outbox.ts"
+import { DeliveryFailed, Notifier } from "../src/ports/Notifier.ts"
+import { Store } from "../src/ports/Store.ts"
+
+/**
+ * One business's receiver that hangs (accepts the connection, never answers)
+ * must not hold the delivery lane for the others. Before: its attempts took
+ * every slot (`concurrency_max`, 8) until the notifier's 10 s deadline, wave
+ * after wave, and the same lane runs the scheduler's sweeps; measured on the
+ * reference server, business A created 80 payment intents whose callback_url
+ * hangs, and business B's webhooks arrived 99.8 s later.
+ */
+
+const hanging = "https://a.example/hangs"
+const healthy = "https://b.example/hooks"
+
+describe("webhook delivery isolation between receivers", () => {
+  it.effect("a hanging receiver of one business does not hold back another business's webhook", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      for (let i = 0; i < 2 * concurrency_max; i++) {
+        yield* store.transact((tx) =>
+          enqueue(tx, {
+            ids: [`ob_a${String(i).padStart(2, "0")}`],
+            event_id: `evt_a${i}`,
+            business_id: "biz_a",
+            mode: "live",
+            event: "payment_intent.created",
+            payload: { i },
+            targets: [{ url: hanging, target: "callback_url" }],
+            now: 0
+          })
+        )
+      }
+      yield* TestClock.adjust(1)
+      yield* store.transact((tx) =>
+        enqueue(tx, {
+          ids: ["ob_b"],
+          event_id: "evt_b",
+          business_id: "biz_b",
+          mode: "live",
+          event: "payment_intent.created",
+          payload: {},
+          targets: [{ url: healthy, target: "callback_url" }],
+          now: 1
+        })
+      )
+      const release = yield* Deferred.make<void>()
+      const bDelivered = yield* Deferred.make<void>()
+      const allSlotsHeldByA = yield* Deferred.make<void>()
+      const aInFlight = yield* Ref.make(0)
+      const notifier = Notifier.of({
+        deliver: (d) =>
+          d.url === healthy
+            ? Deferred.succeed(bDelivered, undefined).pipe(Effect.asVoid)
+            : Ref.updateAndGet(aInFlight, (n) => n + 1).pipe(
+                Effect.tap((n) => (n >= concurrency_max ? Deferred.succeed(allSlotsHeldByA, undefined) : Effect.void)),
+                Effect.andThen(Deferred.await(release))
+              )
+      })
+      const dispatch = yield* Effect.forkChild(dispatchDue().pipe(Effect.provideService(Notifier, notifier)))
+      const first = yield* Effect.raceFirst(
+        Effect.as(Deferred.await(bDelivered), "B delivered while A hangs"),
+        Effect.as(
+          Deferred.await(allSlotsHeldByA),
+          `all ${concurrency_max} slots held by A's hanging receiver, B waiting`
+        )
+      )
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(dispatch)
+      assert.strictEqual(first, "B delivered while A hangs")
+    }).pipe(Effect.provide(MemoryStore.layer))
+  )
+
+  it.effect(
+    "a failing receiver's other due rows are put off unattempted, so they do not fill the batch ahead of others",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        // more of A's rows than one call loads, all due before B's
+        const a_rows = 150
+        for (let i = 0; i < a_rows; i++) {
+          yield* store.transact((tx) =>
+            enqueue(tx, {
+              ids: [`ob_a${String(i).padStart(3, "0")}`],
+              event_id: `evt_a${i}`,
+              business_id: "biz_a",
+              mode: "live",
+              event: "payment_intent.created",
+              payload: { i },
+              targets: [{ url: hanging, target: "callback_url" }],
+              now: 0
+            })
+          )
+        }
+        yield* TestClock.adjust(1)
+        yield* store.transact((tx) =>
+          enqueue(tx, {
+            ids: ["ob_b"],
+            event_id: "evt_b",
+            business_id: "biz_b",
+            mode: "live",
+            event: "payment_intent.created",
+            payload: {},
+            targets: [{ url: healthy, target: "callback_url" }],
+            now: 1
+          })
+        )
+        const attempts: Array<string> = []
+        const notifier = Notifier.of({
+          deliver: (d) =>
+            Effect.suspend(() => {
+              attempts.push(d.event_id)
+              // A's receiver refuses (a hang ends the same way, at its deadline)
+              return d.url === healthy ? Effect.void : Effect.fail(new DeliveryFailed({ message: "answered 503" }))
+            })
+        })
+        const dispatch = dispatchDue({ limit: 100 }).pipe(Effect.provideService(Notifier, notifier))
+        // A's first wave is attempted, the rest of the batch put off; B's row was not in the batch
+        const first = yield* dispatch
+        assert.isAtLeast(first.retried, 1)
+        assert.isAtMost(first.retried, business_concurrency_max)
+        assert.strictEqual(first.retried + first.deferred, 100)
+        assert.strictEqual(first.delivered, 0)
+        // the next call (the scheduler loops while a call is full) reaches B
+        const second = yield* dispatch
+        assert.strictEqual(second.delivered, 1)
+        assert.isTrue(attempts.includes("evt_b"))
+        assert.isAtMost(attempts.filter((id) => id.startsWith("evt_a")).length, 2 * business_concurrency_max)
+        // the put-off rows come due again defer_ms later, their attempts unchanged
+        const deferred = yield* store.transact((tx) => tx.get("outbox", "ob_a099"))
+        assert.strictEqual(deferred?.due_at, 1 + defer_ms)
+        assert.strictEqual((deferred?.data as { attempts: number } | undefined)?.attempts, 0)
+      }).pipe(Effect.provide(MemoryStore.layer))
+  )
+})
