@@ -101,22 +101,27 @@ export const idempotent = <A, R, R2 = never>(
     // then finds its record and replays it (instead of "in progress" for a request that is only slower)
     const running = runningFor(store)
     const mine = Deferred.makeUnsafe<void>()
-    for (;;) {
-      const ahead = yield* Effect.sync(() => {
-        const first = running.get(id)
-        if (first === undefined) running.set(id, mine)
-        return first
+    const release = Effect.sync(() => {
+      if (running.get(id) === mine) running.delete(id)
+      Deferred.doneUnsafe(mine, Effect.void)
+    })
+    // uninterruptible but for the wait and the request: an interruption between taking the key's
+    // place and installing its release would leave every later use of the key waiting forever
+    return yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        for (;;) {
+          // read and take in one step (no yield between): two uses never both find the place free
+          const ahead = running.get(id)
+          if (ahead === undefined) {
+            running.set(id, mine)
+            break
+          }
+          yield* restore(Deferred.await(ahead))
+        }
+        return yield* restore(once(store, caller, id, key, fingerprint, request, recover)).pipe(
+          Effect.ensuring(release)
+        )
       })
-      if (ahead === undefined) break
-      yield* Deferred.await(ahead)
-    }
-    return yield* once(store, caller, id, key, fingerprint, request, recover).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          if (running.get(id) === mine) running.delete(id)
-          Deferred.doneUnsafe(mine, Effect.void)
-        })
-      )
     )
   })
 
