@@ -34,9 +34,10 @@ const drain = <E, R>(job: Effect.Effect<number, E, R>): Effect.Effect<number, E,
  * invoices, payouts left pending (after a crash), then webhook deliveries and retries
  * (last, so events written by the expiries go out in the same pass). Driven by
  * the Clock port: with a test clock, advancing time and calling `runDue` runs
- * exactly what fell due.
+ * exactly what fell due. `defer` is the dispatcher's (`Dispatcher.dispatchDue`):
+ * false attempts every due delivery, as the sandbox clock advance must.
  */
-export const runDue = Effect.fnUntraced(function* () {
+export const runDue = Effect.fnUntraced(function* (options?: { readonly defer?: boolean }) {
   const conversions_expired = yield* drain(Conversions.expireDueConversions(batch))
   const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch))
   const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch))
@@ -44,7 +45,7 @@ export const runDue = Effect.fnUntraced(function* () {
   const payouts_sent = yield* Conversions.runDuePayouts(batch)
   let webhooks: Dispatcher.DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 }
   for (;;) {
-    const s = yield* Dispatcher.dispatchDue({ limit: batch })
+    const s = yield* Dispatcher.dispatchDue({ limit: batch, defer: options?.defer ?? true })
     webhooks = {
       delivered: webhooks.delivered + s.delivered,
       retried: webhooks.retried + s.retried,

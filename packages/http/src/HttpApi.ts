@@ -490,7 +490,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     b.exclusive(
       Effect.gen(function* () {
         for (;;) {
-          const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max })
+          // the sandbox attempts every due row (its clock advance must find none put off past it)
+          const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max, defer: !sandbox })
           if (Dispatcher.processed(s) < Dispatcher.batch_max) return
         }
       })
@@ -838,7 +839,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       // the sandbox clock first: another process on the same store may have advanced it
       const exit = await runtime.runPromiseExit(
         Effect.flatMap(Background, (b) =>
-          b.exclusive(Effect.andThen(SandboxClock.refreshIfPresent, Scheduler.runDue()))
+          b.exclusive(Effect.andThen(SandboxClock.refreshIfPresent, Scheduler.runDue({ defer: !sandbox })))
         )
       )
       if (Exit.isFailure(exit)) report({ request_id: null, context: "runDue", cause: exit.cause })
