@@ -25,9 +25,10 @@ import type { OutboxRow } from "./Outbox.ts"
  *    someone else (another dispatcher whose claim won after ours lapsed, a resend)
  *    changed it, and their write stands.
  *
- * One receiver cannot hold the lane for the others: at most
- * `business_concurrency_max` attempts of one business are in flight at once
- * (the other slots serve the other businesses), and once an attempt to a
+ * One receiver cannot hold the lane for the others: a free slot takes a row of
+ * a business with fewer than `business_concurrency_max` attempts in flight
+ * first (so the other businesses' rows never wait behind one business's), and
+ * another row only when there is none such (no slot idles while rows wait); once an attempt to a
  * destination (business and URL) fails in a call, that destination's
  * other rows of the call are not attempted: they are deferred (`defer_ms`,
  * attempts unchanged). A receiver that hangs thus costs one call about one
@@ -46,7 +47,7 @@ import type { OutboxRow } from "./Outbox.ts"
 export const batch_max = 100
 /** Deliveries in flight at once, across different rows. */
 export const concurrency_max = 8
-/** Deliveries of one business in flight at once (at most `concurrency`). */
+/** Deliveries of one business in flight at once while other businesses' rows wait (at most `concurrency`). */
 export const business_concurrency_max = 4
 /** How far a row is put off, unattempted, when an attempt to its destination failed in the same call. */
 export const defer_ms = 30_000
@@ -189,15 +190,16 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
   const in_flight = new Map<string, number>()
   const failing = new Set<string>()
   const outcomes: Array<Outcome> = []
-  /** The next row a free slot may take: one of a failing destination (deferred), or of a business under its share. */
+  /**
+   * The next row for a free slot: one of a failing destination (deferred at once) or of a business
+   * under its share, oldest first; else the oldest of any (no slot idles while rows wait).
+   */
   const take = (): OutboxDoc | undefined => {
-    const i = queue.findIndex(
+    const preferred = queue.findIndex(
       (doc) => failing.has(destinationOf(doc)) || (in_flight.get(doc.business_id ?? "") ?? 0) < per_business
     )
-    return i < 0 ? undefined : queue.splice(i, 1)[0]
+    return queue.splice(preferred < 0 ? 0 : preferred, 1)[0]
   }
-  // A slot with nothing to take stops: what is left belongs to businesses with attempts in flight,
-  // whose own slots take it when they are free.
   const slot = Effect.gen(function* () {
     for (;;) {
       const doc = take()
