@@ -19,37 +19,32 @@ import { Store } from "../src/ports/Store.ts"
 const hanging = "https://a.example/hangs"
 const healthy = "https://b.example/hooks"
 
+/** `n` outbox rows of `business` to `url`, due at `at` (ids `ob_<tag><i>`, zero-padded so they sort in order). */
+const enqueueRows = (tag: string, business: string, url: string, n: number, at: number) =>
+  Effect.gen(function* () {
+    const store = yield* Store
+    for (let i = 0; i < n; i++) {
+      yield* store.transact((tx) =>
+        enqueue(tx, {
+          ids: [`ob_${tag}${String(i).padStart(3, "0")}`],
+          event_id: `evt_${tag}${i}`,
+          business_id: business,
+          mode: "live",
+          event: "payment_intent.created",
+          payload: { i },
+          targets: [{ url, target: "callback_url" }],
+          now: at
+        })
+      )
+    }
+  })
+
 describe("webhook delivery isolation between receivers", () => {
   it.effect("a hanging receiver of one business does not hold back another business's webhook", () =>
     Effect.gen(function* () {
-      const store = yield* Store
-      for (let i = 0; i < 2 * concurrency_max; i++) {
-        yield* store.transact((tx) =>
-          enqueue(tx, {
-            ids: [`ob_a${String(i).padStart(2, "0")}`],
-            event_id: `evt_a${i}`,
-            business_id: "biz_a",
-            mode: "live",
-            event: "payment_intent.created",
-            payload: { i },
-            targets: [{ url: hanging, target: "callback_url" }],
-            now: 0
-          })
-        )
-      }
+      yield* enqueueRows("a", "biz_a", hanging, 2 * concurrency_max, 0)
       yield* TestClock.adjust(1)
-      yield* store.transact((tx) =>
-        enqueue(tx, {
-          ids: ["ob_b"],
-          event_id: "evt_b",
-          business_id: "biz_b",
-          mode: "live",
-          event: "payment_intent.created",
-          payload: {},
-          targets: [{ url: healthy, target: "callback_url" }],
-          now: 1
-        })
-      )
+      yield* enqueueRows("b", "biz_b", healthy, 1, 1)
       const release = yield* Deferred.make<void>()
       const bDelivered = yield* Deferred.make<void>()
       const allSlotsHeldByA = yield* Deferred.make<void>()
@@ -83,34 +78,9 @@ describe("webhook delivery isolation between receivers", () => {
       Effect.gen(function* () {
         const store = yield* Store
         // more of A's rows than one call loads, all due before B's
-        const a_rows = 150
-        for (let i = 0; i < a_rows; i++) {
-          yield* store.transact((tx) =>
-            enqueue(tx, {
-              ids: [`ob_a${String(i).padStart(3, "0")}`],
-              event_id: `evt_a${i}`,
-              business_id: "biz_a",
-              mode: "live",
-              event: "payment_intent.created",
-              payload: { i },
-              targets: [{ url: hanging, target: "callback_url" }],
-              now: 0
-            })
-          )
-        }
+        yield* enqueueRows("a", "biz_a", hanging, 150, 0)
         yield* TestClock.adjust(1)
-        yield* store.transact((tx) =>
-          enqueue(tx, {
-            ids: ["ob_b"],
-            event_id: "evt_b",
-            business_id: "biz_b",
-            mode: "live",
-            event: "payment_intent.created",
-            payload: {},
-            targets: [{ url: healthy, target: "callback_url" }],
-            now: 1
-          })
-        )
+        yield* enqueueRows("b", "biz_b", healthy, 1, 1)
         const attempts: Array<string> = []
         const notifier = Notifier.of({
           deliver: (d) =>
@@ -131,7 +101,7 @@ describe("webhook delivery isolation between receivers", () => {
         // the next call (the scheduler loops while a call is full) reaches B
         const second = yield* dispatch
         assert.strictEqual(second.delivered, 1)
-        assert.isTrue(attempts.includes("evt_b"))
+        assert.isTrue(attempts.includes("evt_b0"))
         assert.isAtMost(attempts.filter((id) => id.startsWith("evt_a")).length, 2 * concurrency_max)
         // the put-off rows come due again defer_ms later, their attempts unchanged
         const deferred = yield* store.transact((tx) => tx.get("outbox", "ob_a099"))
@@ -142,24 +112,8 @@ describe("webhook delivery isolation between receivers", () => {
 
   it.effect("two businesses with hanging receivers share the slots evenly; one alone may use every slot", () =>
     Effect.gen(function* () {
-      const store = yield* Store
       const write = (business: string, n: number, at: number) =>
-        Effect.forEach(
-          Array.from({ length: n }, (_, i) => i),
-          (i) =>
-            store.transact((tx) =>
-              enqueue(tx, {
-                ids: [`ob_${business}${String(i).padStart(2, "0")}`],
-                event_id: `evt_${business}${i}`,
-                business_id: business,
-                mode: "live",
-                event: "payment_intent.created",
-                payload: { i },
-                targets: [{ url: `https://${business}.example/hangs`, target: "callback_url" }],
-                now: at
-              })
-            )
-        )
+        enqueueRows(business, business, `https://${business}.example/hangs`, n, at)
       // A's rows are all older than B's: oldest first alone would give A every slot
       yield* write("a", 2 * concurrency_max, 0)
       yield* TestClock.adjust(1)

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
-import { setup } from "./helpers.ts"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Setup, setup } from "./helpers.ts"
 
 /**
  * Decisions §9: POST /v1/test_helpers/clock/advance does "all work that falls
@@ -11,22 +11,32 @@ import { setup } from "./helpers.ts"
  * before the answer: the sandbox attempts every due row.
  */
 
-const hook = "http://127.0.0.1:9/hooks/review-failing"
+const hook = "http://127.0.0.1:9/hooks/always-failing"
 const today = () => new Date().toISOString().slice(0, 10)
+
+let s: Setup
+afterEach(async () => {
+  await s.api.dispose()
+})
+
+/** A business whose six live invoices, due today, go overdue tomorrow at 00:00 UTC to a receiver that always fails. */
+const sixInvoicesToAFailingReceiver = async () => {
+  s = setup()
+  const { secret_key_live: key } = await s.business()
+  await Effect.runPromise(s.notifier.failFor(hook, "always"))
+  for (let i = 0; i < 6; i++) {
+    const created = await s.call("POST", "/v1/invoices", {
+      key,
+      body: { data: { amount: 100, customer: `c-${i}`, due_date: today(), callback_url: hook } }
+    })
+    expect(created.status).toBe(201)
+  }
+  return key
+}
 
 describe("the sandbox clock advance attempts every due webhook", () => {
   it("attempts every webhook that fell due before answering, even to a failing receiver", async () => {
-    const s = setup()
-    const { secret_key_live: key } = await s.business()
-    await Effect.runPromise(s.notifier.failFor(hook, "always"))
-    // six live invoices due today: no event at creation, each goes overdue tomorrow at 00:00 UTC
-    for (let i = 0; i < 6; i++) {
-      const created = await s.call("POST", "/v1/invoices", {
-        key,
-        body: { data: { amount: 100, customer: `c-${i}`, due_date: today(), callback_url: hook } }
-      })
-      expect(created.status).toBe(201)
-    }
+    const key = await sixInvoicesToAFailingReceiver()
     const advanced = await s.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 2 * 86_400 } })
     expect(advanced.status).toBe(200)
     // before the answer: six invoice.overdue events fell due, and each was attempted once
@@ -35,16 +45,7 @@ describe("the sandbox clock advance attempts every due webhook", () => {
   })
 
   it("a 4-day advance gives up every delivery past the 3-day horizon before answering", async () => {
-    const s = setup()
-    const { secret_key_live: key } = await s.business()
-    await Effect.runPromise(s.notifier.failFor(hook, "always"))
-    for (let i = 0; i < 6; i++) {
-      const created = await s.call("POST", "/v1/invoices", {
-        key,
-        body: { data: { amount: 100, customer: `c-${i}`, due_date: today(), callback_url: hook } }
-      })
-      expect(created.status).toBe(201)
-    }
+    const key = await sixInvoicesToAFailingReceiver()
     // the overdue events are written (first attempt due) at the advanced time
     expect(
       (await s.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 2 * 86_400 } })).status
