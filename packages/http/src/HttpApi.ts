@@ -336,7 +336,7 @@ const keylessScope = (remoteAddress: string | undefined): Caller => {
 
 /**
  * The idempotency fingerprint (`Idempotency.Fingerprint`): `value`, SHA-256 of
- * method, path and the body's JSON value (members in code-point order, numbers
+ * method, path and the body's JSON value (members in UTF-16 code-unit order, numbers
  * as parsed exactly), so that the same request written with other spacing or
  * member order is the same request (a body that is not JSON counts by its
  * bytes; an empty body is `{}`, as it is decoded); `bytes`, SHA-256 of method,
@@ -353,7 +353,7 @@ const fingerprint = (method: string, path: string, body: string): Idempotency.Fi
   }
 }
 
-/** A parsed JSON value with every object's members in code-point order (raw numbers kept as they are). */
+/** A parsed JSON value with every object's members in UTF-16 code-unit order (`sort()`) (raw numbers kept as they are). */
 const sortedMembers = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(sortedMembers)
   if (value === null || typeof value !== "object" || Json.isRawJson(value)) return value
