@@ -43,16 +43,10 @@ export const runDue = Effect.fnUntraced(function* (options?: { readonly defer?: 
   const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch))
   const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch))
   const payouts_sent = yield* Conversions.runDuePayouts(batch)
-  let webhooks: Dispatcher.DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 }
+  let webhooks = Dispatcher.nothingDispatched
   for (;;) {
     const s = yield* Dispatcher.dispatchDue({ limit: batch, defer: options?.defer ?? true })
-    webhooks = {
-      delivered: webhooks.delivered + s.delivered,
-      retried: webhooks.retried + s.retried,
-      failed: webhooks.failed + s.failed,
-      skipped: webhooks.skipped + s.skipped,
-      deferred: webhooks.deferred + s.deferred
-    }
+    webhooks = Dispatcher.addSummaries(webhooks, s)
     if (Dispatcher.processed(s) < batch) break
   }
   const run: SchedulerRun = {

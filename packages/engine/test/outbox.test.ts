@@ -5,10 +5,21 @@ import { TestClock } from "effect/testing"
 import * as MemoryNotifier from "../src/adapters/memory/MemoryNotifier.ts"
 import * as MemoryStore from "../src/adapters/memory/MemoryStore.ts"
 import { base_delay_ms, delay_max_ms, horizon_ms, nextAttemptDelay, nextDue } from "../src/outbox/Backoff.ts"
-import { claim_ms, dispatchDue, listFailed, type OutboxDoc, resend } from "../src/outbox/Dispatcher.ts"
+import {
+  claim_ms,
+  type DispatchSummary,
+  dispatchDue,
+  listFailed,
+  nothingDispatched,
+  type OutboxDoc,
+  resend
+} from "../src/outbox/Dispatcher.ts"
 import { enqueue, type OutboxRow } from "../src/outbox/Outbox.ts"
 import { Notifier } from "../src/ports/Notifier.ts"
 import { type Scope, Store } from "../src/ports/Store.ts"
+
+/** An expected dispatch summary: the counts given, every other one 0. */
+const dispatched = (counts: Partial<DispatchSummary>): DispatchSummary => ({ ...nothingDispatched, ...counts })
 
 const TestLayer = Layer.mergeAll(MemoryStore.layer, MemoryNotifier.layer)
 
@@ -124,8 +135,8 @@ describe("Outbox dispatcher", () => {
       yield* enqueueEvent({ event_id: "evt_1", ids: ["ob_1"], payload })
 
       const summary = yield* dispatchDue()
-      assert.deepStrictEqual(summary, { delivered: 1, retried: 0, failed: 0, skipped: 0, deferred: 0 })
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(summary, dispatched({ delivered: 1 }))
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({}))
 
       const deliveries = yield* (yield* control).deliveries
       assert.strictEqual(deliveries.length, 1)
@@ -150,7 +161,7 @@ describe("Outbox dispatcher", () => {
       yield* ctl.failFor(hook, "always")
       yield* enqueueEvent({ event_id: "evt_r", ids: ["ob_r"] })
 
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 1, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ retried: 1 }))
       let row = yield* getRow("ob_r")
       assert.strictEqual(row.data.status, "pending")
       assert.strictEqual(row.data.attempts, 1)
@@ -159,11 +170,11 @@ describe("Outbox dispatcher", () => {
 
       // one millisecond early: nothing happens
       yield* TestClock.adjust(30 * second - 1)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({}))
       assert.strictEqual((yield* getRow("ob_r")).data.attempts, 1)
 
       yield* TestClock.adjust(1)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 1, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ retried: 1 }))
       row = yield* getRow("ob_r")
       assert.strictEqual(row.data.attempts, 2)
       assert.strictEqual(row.due_at, 90 * second)
@@ -177,7 +188,7 @@ describe("Outbox dispatcher", () => {
       // the receiver recovers: the 4th attempt, at 210 s, succeeds
       yield* ctl.succeedFor(hook)
       yield* TestClock.adjust(120 * second)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 1, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ delivered: 1 }))
       row = yield* getRow("ob_r")
       assert.strictEqual(row.data.status, "delivered")
       assert.strictEqual(row.data.attempts, 4)
@@ -242,7 +253,7 @@ describe("Outbox dispatcher", () => {
       assert.strictEqual(resent.due_at, now)
       assert.strictEqual((yield* listFailed(bizA, { limit: 10, offset: 0 })).total, 0)
 
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 1, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ delivered: 1 }))
       const deliveries = yield* ctl.deliveries
       assert.strictEqual(deliveries.length, 1)
       assert.strictEqual(deliveries[0]!.event_id, "evt_f")
@@ -263,7 +274,7 @@ describe("Outbox dispatcher", () => {
 
       yield* resend(bizA, "ob_w")
       const start = yield* Clock.currentTimeMillis
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 1, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ retried: 1 }))
       const row = yield* getRow("ob_w")
       assert.strictEqual(row.data.attempts, 23)
       assert.strictEqual(row.due_at, start + delay_max_ms)
@@ -290,14 +301,14 @@ describe("Outbox dispatcher", () => {
       assert.strictEqual(wh.data.target, "webhook_url")
 
       yield* ctl.failFor(callback, 1)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 1, retried: 1, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ delivered: 1, retried: 1 }))
       assert.strictEqual((yield* getRow("ob_wh")).data.status, "delivered")
       const retried = yield* getRow("ob_cb")
       assert.strictEqual(retried.data.status, "pending")
       assert.strictEqual(retried.due_at, 30 * second)
 
       yield* TestClock.adjust(30 * second)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 1, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ delivered: 1 }))
       const deliveries = yield* ctl.deliveries
       assert.deepStrictEqual(
         deliveries.map((d) => [d.url, d.event_id, d.attempt, d.at]),
@@ -313,14 +324,14 @@ describe("Outbox dispatcher", () => {
     Effect.gen(function* () {
       const ctl = yield* control
       yield* enqueueEvent({ event_id: "evt_later", ids: ["ob_later"], at: 10 * second })
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({}))
       yield* TestClock.adjust(10 * second - 1)
       yield* dispatchDue()
       assert.strictEqual((yield* ctl.attempts).length, 0)
       assert.strictEqual((yield* getRow("ob_later")).data.attempts, 0)
 
       yield* TestClock.adjust(1)
-      assert.deepStrictEqual(yield* dispatchDue(), { delivered: 1, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(yield* dispatchDue(), dispatched({ delivered: 1 }))
     }).pipe(Effect.provide(TestLayer))
   )
 
@@ -330,13 +341,7 @@ describe("Outbox dispatcher", () => {
       yield* TestClock.adjust(5 * second)
       yield* enqueueEvent({ event_id: "evt_b", ids: ["ob_b"], at: 2 * second })
       yield* enqueueEvent({ event_id: "evt_a", ids: ["ob_a"], at: 1 * second })
-      assert.deepStrictEqual(yield* dispatchDue({ limit: 1 }), {
-        delivered: 1,
-        retried: 0,
-        failed: 0,
-        skipped: 0,
-        deferred: 0
-      })
+      assert.deepStrictEqual(yield* dispatchDue({ limit: 1 }), dispatched({ delivered: 1 }))
       assert.deepStrictEqual(
         (yield* ctl.deliveries).map((d) => d.event_id),
         ["evt_a"]
@@ -367,7 +372,7 @@ describe("Outbox dispatcher", () => {
         assert.strictEqual(a.delivered + b.delivered, 2)
         assert.strictEqual(a.retried + b.retried + a.failed + b.failed, 0)
         // and once more, sequentially, at the same instant
-        assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+        assert.deepStrictEqual(yield* dispatchDue(), dispatched({}))
         const deliveries = yield* ctl.deliveries
         assert.deepStrictEqual(deliveries.map((d) => d.url).sort(), [callback, hook].sort())
       }).pipe(Effect.provideService(Notifier, async))
@@ -393,15 +398,9 @@ describe("Outbox dispatcher", () => {
         // the first dispatch is mid-delivery: the row is claimed, not due
         const claimed = yield* getRow("ob_s")
         assert.strictEqual(claimed.due_at, claim_ms)
-        assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 })
+        assert.deepStrictEqual(yield* dispatchDue(), dispatched({}))
         yield* Deferred.succeed(release, undefined)
-        assert.deepStrictEqual(yield* Fiber.join(first), {
-          delivered: 1,
-          retried: 0,
-          failed: 0,
-          skipped: 0,
-          deferred: 0
-        })
+        assert.deepStrictEqual(yield* Fiber.join(first), dispatched({ delivered: 1 }))
         assert.strictEqual((yield* ctl.deliveries).length, 1)
         assert.strictEqual((yield* getRow("ob_s")).data.status, "delivered")
       }).pipe(Effect.provideService(Notifier, slow))
@@ -427,7 +426,7 @@ describe("Outbox dispatcher", () => {
       })
       yield* Effect.gen(function* () {
         yield* enqueueEvent({ event_id: "evt_m", ids: ["ob_m"] })
-        assert.deepStrictEqual(yield* dispatchDue(), { delivered: 0, retried: 0, failed: 0, skipped: 1, deferred: 0 })
+        assert.deepStrictEqual(yield* dispatchDue(), dispatched({ skipped: 1 }))
         const row = yield* getRow("ob_m")
         assert.strictEqual(row.data.last_error, "theirs")
         assert.strictEqual(row.data.status, "pending")

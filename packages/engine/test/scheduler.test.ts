@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   Conversions,
+  Dispatcher,
   HostedPages,
   Invoices,
   MemoryNotifier,
@@ -12,6 +13,12 @@ import {
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { business, testLayer } from "./setup.ts"
+
+/** An expected dispatch summary: the counts given, every other one 0. */
+const dispatched = (counts: Partial<Dispatcher.DispatchSummary>): Dispatcher.DispatchSummary => ({
+  ...Dispatcher.nothingDispatched,
+  ...counts
+})
 
 const layer = Layer.mergeAll(testLayer(), MemoryNotifier.layer)
 
@@ -35,17 +42,11 @@ describe("scheduler driven by the clock", () => {
         log_index: 0
       })
       const first = yield* Scheduler.runDue()
-      assert.deepStrictEqual(first.webhooks, { delivered: 1, retried: 1, failed: 0, skipped: 0, deferred: 0 })
+      assert.deepStrictEqual(first.webhooks, dispatched({ delivered: 1, retried: 1 }))
       assert.strictEqual(first.conversions_expired, 0)
       // nothing more is due one second later
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual((yield* Scheduler.runDue()).webhooks, {
-        delivered: 0,
-        retried: 0,
-        failed: 0,
-        skipped: 0,
-        deferred: 0
-      })
+      assert.deepStrictEqual((yield* Scheduler.runDue()).webhooks, dispatched({}))
       // the retry falls due 30 s after the failed attempt
       yield* TestClock.adjust("30 seconds")
       assert.strictEqual((yield* Scheduler.runDue()).webhooks.delivered, 1)

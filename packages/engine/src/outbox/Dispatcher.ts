@@ -70,6 +70,18 @@ export interface DispatchSummary {
   readonly deferred: number
 }
 
+/** What a call that found nothing due did: the start of a sum of summaries. */
+export const nothingDispatched: DispatchSummary = { delivered: 0, retried: 0, failed: 0, skipped: 0, deferred: 0 }
+
+/** The summaries of two calls added up. */
+export const addSummaries = (a: DispatchSummary, b: DispatchSummary): DispatchSummary => ({
+  delivered: a.delivered + b.delivered,
+  retried: a.retried + b.retried,
+  failed: a.failed + b.failed,
+  skipped: a.skipped + b.skipped,
+  deferred: a.deferred + b.deferred
+})
+
 /** Rows a call took out of the due set: a call that processed fewer than its `limit` left nothing due behind. */
 export const processed = (s: DispatchSummary): number => s.delivered + s.retried + s.failed + s.skipped + s.deferred
 
