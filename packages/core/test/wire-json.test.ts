@@ -16,6 +16,15 @@ const failure = (text: string) => {
   return r.failure
 }
 
+/** True when `doubled` parses to what `text` does: the spliced `"name":null,` is a member whose copy wins. */
+const spliceMadeAMember = (text: string, doubled: string): boolean => {
+  try {
+    return isDeepStrictEqual(JSON.parse(doubled), JSON.parse(text))
+  } catch {
+    return false
+  }
+}
+
 describe("parseJson", () => {
   it("keeps exactly representable numbers as numbers", () => {
     expect(parsed('{"a": 0.1, "b": 10.00, "c": 1e2, "d": 100.001, "e": -5, "f": 0}')).toEqual({
@@ -76,15 +85,6 @@ describe("parseJson", () => {
       expect(Result.isSuccess(Json.parseJson(text)), text).toBe(true)
     }
   })
-
-  /** True when `doubled` parses to what `text` does: the spliced `"name":null,` is a member whose copy wins. */
-  const spliceMadeAMember = (text: string, doubled: string): boolean => {
-    try {
-      return isDeepStrictEqual(JSON.parse(doubled), JSON.parse(text))
-    } catch {
-      return false
-    }
-  }
 
   it("duplicateName agrees with a parse that keeps every member, on any JSON", () => {
     // objects from fc have distinct names; splicing a copy of one member in makes a duplicate
@@ -154,6 +154,112 @@ describe("parseJson", () => {
         expect(typeof same[0]).toBe("number")
       })
     )
+  })
+})
+
+/** A JSON number literal of any shape: sign, 1-20 integer digits, 0-20 fraction digits, an optional exponent. */
+const numberLiteral = fc
+  .record({
+    negative: fc.boolean(),
+    int: fc.oneof(fc.constant("0"), fc.stringMatching(/^[1-9][0-9]{0,19}$/)),
+    frac: fc.option(fc.stringMatching(/^[0-9]{1,20}$/), { nil: undefined }),
+    exp: fc.option(fc.stringMatching(/^[eE][+-]?[0-9]{1,3}$/), { nil: undefined })
+  })
+  .map(
+    ({ negative, int, frac, exp }) => `${negative ? "-" : ""}${int}${frac === undefined ? "" : `.${frac}`}${exp ?? ""}`
+  )
+
+/** JSON text whose numbers are literals of any shape (`numberLiteral`), in objects and arrays. */
+const jsonWithLiterals: fc.Arbitrary<string> = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    numberLiteral,
+    fc.constantFrom("true", "false", "null", '"x"', '"1e5"', '"\\u0031"'),
+    tie("array"),
+    tie("object")
+  ),
+  array: fc.array(tie("value") as fc.Arbitrary<string>, { maxLength: 4 }).map((xs) => `[${xs.join(",")}]`),
+  object: fc
+    .uniqueArray(fc.tuple(fc.string({ maxLength: 4 }), tie("value") as fc.Arbitrary<string>), {
+      maxLength: 4,
+      selector: ([k]) => k
+    })
+    .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(" , ")}}`)
+})).value as fc.Arbitrary<string>
+
+/** Same values: numbers by Object.is (so -0 counts), raw numbers by their literal. */
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (Json.isRawJson(a) || Json.isRawJson(b)) {
+    return Json.isRawJson(a) && Json.isRawJson(b) && a.rawJSON === b.rawJSON
+  }
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return Object.is(a, b)
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
+    )
+  )
+}
+
+describe("scanJson", () => {
+  it("parseJson reads every text as JSON.parse with the exactNumbers reviver does, plain numbers or not", () => {
+    fc.assert(
+      fc.property(jsonWithLiterals, (text) => {
+        const reference = JSON.parse(text, Json.exactNumbers)
+        expect(sameValue(parsed(text), reference), text).toBe(true)
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("plainNumbers holds exactly when no literal has more than 15 digits or an exponent", () => {
+    fc.assert(
+      fc.property(numberLiteral, (literal) => {
+        const digits = literal.split(/[eE]/)[0]?.replace(/[^0-9]/g, "").length ?? 0
+        expect(Json.scanJson(`[${literal}]`).plainNumbers, literal).toBe(digits <= 15 && !/[eE]/.test(literal))
+        // a plain literal is one the reviver keeps as the double JSON.parse makes of it
+        if (Json.scanJson(`[${literal}]`).plainNumbers) {
+          expect(typeof (JSON.parse(`[${literal}]`, Json.exactNumbers) as Array<unknown>)[0]).toBe("number")
+        }
+      }),
+      { numRuns: 2000 }
+    )
+    // strings and the letters of true/false/null are not numbers
+    expect(Json.scanJson('{"a":"1e400","b":true,"c":"12345678901234567890"}').plainNumbers).toBe(true)
+  })
+
+  it("finds the name duplicateName finds and the depth nestingDepth finds, on any JSON", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 5 }), fc.nat(), (value, seed) => {
+        const text = JSON.stringify(value)
+        const scanned = Json.scanJson(text)
+        expect(scanned.duplicate).toBe(Json.duplicateName(text))
+        expect(scanned.depth).toBe(Json.nestingDepth(text))
+        // a copy of one member spliced in (the n-th object that has a member)
+        const opens = [...text.matchAll(/\{("(?:[^"\\]|\\.)*"):/g)]
+        const m = opens[seed % Math.max(1, opens.length)]
+        if (m === undefined) return
+        const open = m.index + 1
+        const doubled = `${text.slice(0, open)}${m[1]}:null,${text.slice(open)}`
+        if (!spliceMadeAMember(text, doubled)) return
+        expect(Json.scanJson(doubled).duplicate, doubled).toBe(Json.duplicateName(doubled))
+      }),
+      { numRuns: 1000 }
+    )
+  })
+
+  it("finds a name given twice among many (past the listed names), and stops at depth_max", () => {
+    const names = Array.from({ length: 20 }, (_, i) => `"m${i}":${i}`)
+    expect(Json.scanJson(`{${names.join(",")}}`).duplicate).toBeUndefined()
+    expect(Json.scanJson(`{${names.join(",")},"m3":0}`).duplicate).toBe("m3")
+    expect(Json.scanJson(`{"m12":0,${names.join(",")}}`).duplicate).toBe("m12")
+    expect(Json.scanJson("[".repeat(100), 5).depth).toBe(6)
+    // a name whose escape is broken does not throw: the text is malformed, which JSON.parse reports
+    expect(Json.scanJson('{"\\x":1,"\\x":2}').duplicate).toBeUndefined()
+    expect(failure('{"\\x":1}').message).toBe("Malformed JSON body")
   })
 })
 

@@ -151,6 +151,26 @@ export const toValidationError = (issue: SchemaIssue.Issue): Errors.DomainError 
   return Errors.validation(`${param} ${problem.message}.`, param)
 }
 
+const decodeOptions = { errors: "first", onExcessProperty: "ignore", reportInput: true } as const
+
+type Decoder = (input: unknown, options: typeof decodeOptions) => Result.Result<unknown, SchemaIssue.Issue>
+
+/**
+ * The decoding function of each schema, made once: `Schema.decodeUnknownResult(schema)`
+ * builds its parser on every call, which cost a small body's decoding more than
+ * the decoding itself (11.7 against 4.5 µs for the create-conversion body).
+ */
+const decoders = new WeakMap<object, Decoder>()
+
+const decoderOf = (schema: Schema.ConstraintDecoder<unknown>): Decoder => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknownResult(schema) as Decoder
+    decoders.set(schema, decoder)
+  }
+  return decoder
+}
+
 /**
  * Decodes a parsed body (see `Json.parseJson`) or a query record with a request
  * schema. Unknown fields, server-owned fields included, are dropped from the
@@ -164,11 +184,7 @@ export const decodeRequest = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
   input: unknown
 ): Result.Result<S["Type"], Errors.DomainError> => {
-  const result = Schema.decodeUnknownResult(schema)(input, {
-    errors: "first",
-    onExcessProperty: "ignore",
-    reportInput: true
-  })
+  const result = decoderOf(schema)(input, decodeOptions)
   return Result.isSuccess(result)
     ? Result.succeed(result.success)
     : Result.fail(toValidationError(result.failure.issue))

@@ -199,32 +199,143 @@ export const duplicateName = (text: string): string | undefined => {
   return undefined
 }
 
+/** What `scanJson` learns of a JSON text in one pass. */
+export interface Scanned {
+  /** The deepest nesting of arrays and objects; once it passes `depth_max` the scan stops there. */
+  readonly depth: number
+  /** The first member name that some object gives twice (see `duplicateName`); meaningful for valid JSON only. */
+  readonly duplicate: string | undefined
+  /**
+   * Every number literal has at most 15 digits and no exponent. Such a decimal
+   * is below 10^15 and has at most 15 significant digits, so the double
+   * `JSON.parse` makes of it prints back as that very decimal: `exactNumbers`
+   * would keep every one of them as it is, and `JSON.parse` needs no reviver.
+   */
+  readonly plainNumbers: boolean
+}
+
+/** Digits a number literal may have and still be read exactly by `JSON.parse` alone (see `Scanned.plainNumbers`). */
+const plain_digits_max = 15
+
+/** Names an object keeps in a list before a Set takes over (objects of request bodies name a handful). */
+const names_listed_max = 8
+
+/** A member name as written between its quotes, decoded; undefined when it is not valid JSON text (JSON.parse will say so). */
+const decodedName = (quoted: string): string | undefined => {
+  try {
+    return JSON.parse(quoted) as string
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One pass over a JSON text (valid or not) that finds what `parseJson` checks
+ * besides the grammar: the nesting depth (stopping once past `depth_max`, so a
+ * hostile `[[[[…` costs only its first levels), the first member name an object
+ * gives twice (as `duplicateName`), and whether `JSON.parse` alone reads every
+ * number exactly (`plainNumbers`). Strings are skipped; only the names of members
+ * are read out of them.
+ */
+export const scanJson = (text: string, depth_max = Number.POSITIVE_INFINITY): Scanned => {
+  // one entry per open container: the names seen so far of an object, null for an array
+  const open: Array<Array<string> | Set<string> | null> = []
+  let depth = 0
+  let deepest = 0
+  let duplicate: string | undefined
+  let plainNumbers = true
+  let nameNext = false
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      const start = i
+      let escaped = false
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 92) {
+          escaped = true
+          i++
+        } else if (d === 34) break
+      }
+      const names = nameNext && duplicate === undefined ? open[open.length - 1] : null
+      if (names !== null && names !== undefined) {
+        const name = escaped ? decodedName(text.slice(start, i + 1)) : text.slice(start + 1, i)
+        if (name !== undefined) {
+          if (Array.isArray(names)) {
+            if (names.includes(name)) duplicate = name
+            else if (names.length < names_listed_max) names.push(name)
+            else open[open.length - 1] = new Set([...names, name])
+          } else if (names.has(name)) duplicate = name
+          else names.add(name)
+        }
+      }
+      nameNext = false
+    } else if (c === 123 || c === 91) {
+      depth++
+      if (depth > deepest) {
+        deepest = depth
+        if (deepest > depth_max) return { depth: deepest, duplicate, plainNumbers }
+      }
+      open.push(c === 123 ? [] : null)
+      nameNext = c === 123
+    } else if (c === 125 || c === 93) {
+      depth--
+      open.pop()
+      nameNext = false
+    } else if (c === 44) nameNext = open.length > 0 && open[open.length - 1] !== null
+    else if (c === 45 || (c >= 48 && c <= 57)) {
+      // a number literal: its digits, and whether it has an exponent
+      let digits = 0
+      for (; i < n; i++) {
+        const d = text.charCodeAt(i)
+        if (d >= 48 && d <= 57) digits++
+        else if (d === 101 || d === 69) plainNumbers = false
+        else if (d !== 45 && d !== 43 && d !== 46) break
+      }
+      i-- // the loop's i++ comes back to the character after the literal
+      if (digits > plain_digits_max) plainNumbers = false
+    }
+  }
+  return { depth: deepest, duplicate, plainNumbers }
+}
+
 /**
  * Parses a request body exactly (see the module comment). Fails with one
  * `validation_error`: "Malformed JSON body", or a body over `body_bytes_max`
  * bytes, or nested deeper than `body_depth_max`, or an object that names a
  * member twice (see `duplicateName`).
  *
+ * One scan of the text (`scanJson`) finds the depth, a name given twice and
+ * whether every number is plain; then `JSON.parse` reads it, with the
+ * `exactNumbers` reviver only when some number is not plain (a reviver makes
+ * `JSON.parse` several times slower, and request bodies seldom need it).
+ *
  * @example
  * parseJson('{"amount": 100.10000000000000001}') // amount is a raw number: the 2-place decoder rejects it
  * parseJson('{"amount": 10.00}')                // amount is the number 10
  */
 export const parseJson = (text: string): Result.Result<unknown, Errors.DomainError> => {
-  if (text.length > body_bytes_max || utf8Length(text, body_bytes_max) > body_bytes_max) {
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: a short text needs no count
+  if (
+    text.length > body_bytes_max ||
+    (text.length * 3 > body_bytes_max && utf8Length(text, body_bytes_max) > body_bytes_max)
+  ) {
     return Result.fail(Errors.validation(`The request body must not exceed ${body_bytes_max} bytes.`))
   }
-  if (nestingDepth(text, body_depth_max) > body_depth_max) {
+  const scanned = scanJson(text, body_depth_max)
+  if (scanned.depth > body_depth_max) {
     return Result.fail(
       Errors.validation(`The request body must not be nested more than ${body_depth_max} levels deep.`)
     )
   }
   let value: unknown
   try {
-    value = JSON.parse(text, exactNumbers)
+    value = scanned.plainNumbers ? JSON.parse(text) : JSON.parse(text, exactNumbers)
   } catch {
     return Result.fail(Errors.validation("Malformed JSON body"))
   }
-  const twice = duplicateName(text)
+  const twice = scanned.duplicate
   return twice === undefined
     ? Result.succeed(value)
     : Result.fail(
