@@ -151,7 +151,13 @@ export const toValidationError = (issue: SchemaIssue.Issue): Errors.DomainError 
   return Errors.validation(`${param} ${problem.message}.`, param)
 }
 
-const decodeOptions = { errors: "first", onExcessProperty: "ignore", reportInput: true } as const
+/**
+ * Unknown members are dropped: Effect's default (`onExcessProperty: "ignore"`).
+ * The option is left out rather than spelled: naming it at all sends every
+ * struct to the parser's general path (a generator per value), which cost a
+ * create-conversion body ~60 µs under the server bench's load instead of ~27.
+ */
+const decodeOptions = { errors: "first", reportInput: true } as const
 
 type Decoder = (input: unknown, options: typeof decodeOptions) => Result.Result<unknown, SchemaIssue.Issue>
 
