@@ -264,26 +264,19 @@ const observeOutbox = (store: Store["Service"]): Store["Service"] =>
       Effect.flatMap(Effect.serviceOption(OutboxWritten), (written) => {
         if (Option.isNone(written)) return store.transact(work)
         let wrote = false
-        const mark = (doc: { readonly kind: string }) => {
-          if (doc.kind === "outbox") wrote = true
-        }
         return Effect.map(
           store.transact((tx) =>
+            // the store's own operations, but for the two that write (a Tx is a plain object of functions)
             work({
-              get: (kind, id) => tx.get(kind, id),
-              getByKey: (kind, key) => tx.getByKey(kind, key),
+              ...tx,
               insert: (doc) => {
-                mark(doc)
+                if (doc.kind === "outbox") wrote = true
                 return tx.insert(doc)
               },
               update: (doc) => {
-                mark(doc)
+                if (doc.kind === "outbox") wrote = true
                 return tx.update(doc)
-              },
-              list: (kind, scope, page) => tx.list(kind, scope, page),
-              due: (kind, now, limit) => tx.due(kind, now, limit),
-              post: (entries) => tx.post(entries),
-              balances: (scope) => tx.balances(scope)
+              }
             } satisfies Tx)
           ),
           (a) => {
@@ -674,9 +667,24 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }))
   ]
 
+  /**
+   * Routes without path parameters by `METHOD path`, looked up before the
+   * router (most requests, creates above all, are on such paths). Only a route
+   * the router itself gives first for its path is kept, so both always agree.
+   */
+  const noParams: Record<string, never> = Object.freeze({})
+  const exact = new Map<string, Served>()
+  for (const r of served) {
+    if (r.path.includes("{")) continue
+    const first = router.match(r.method, r.path)[0][0]
+    if (first !== undefined && "route" in first[0] && first[0].route === r) exact.set(`${r.method} ${r.path}`, first[0])
+  }
+
   /** The first route matching, with its path parameters percent-decoded (as Hono's `c.req.param()`). */
   const match = (method: string, href: string) => {
     const path = getPath({ url: href } as Request)
+    const known = exact.get(`${method} ${path}`)
+    if (known !== undefined) return { path, found: known, params: noParams }
     const result = router.match(method, path)
     const first = result[0][0]
     if (first === undefined) return { path, found: undefined }

@@ -37,12 +37,20 @@ export const batchedStdout = (): ((line: string) => void) => {
 }
 
 /** A JSON Lines logger: `{time, ...fields}` per line, to `write` (default: stdout, batched per event-loop turn). */
-export const jsonLines =
-  (write: (line: string) => void = batchedStdout()): LogLine =>
-  (fields) => {
-    const time = new Date().toISOString()
+export const jsonLines = (write: (line: string) => void = batchedStdout()): LogLine => {
+  // the time of the last line, as text: lines of one millisecond (a busy server writes several) share it
+  let lastMs = Number.NaN
+  let lastTime = ""
+  return (fields) => {
+    const ms = Date.now()
+    if (ms !== lastMs) {
+      lastTime = new Date(ms).toISOString()
+      lastMs = ms
+    }
+    const time = lastTime
     if (Object.hasOwn(fields, "time")) return write(`${JSON.stringify({ time, ...fields })}\n`)
     // the same text as JSON.stringify({time, ...fields}), without copying the fields
     const rest = JSON.stringify(fields)
     write(rest === "{}" ? `{"time":"${time}"}\n` : `{"time":"${time}",${rest.slice(1)}\n`)
   }
+}

@@ -32,6 +32,27 @@ describe("jsonLines", () => {
   })
 })
 
+describe("jsonLines time", () => {
+  it("stamps each line with the time it is written, to the millisecond", () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    vi.setSystemTime(new Date("2026-01-02T03:04:05.678Z"))
+    const lines: Array<string> = []
+    const log = jsonLines((line) => lines.push(line))
+    log({ n: 1 })
+    log({ n: 2 })
+    vi.setSystemTime(new Date("2026-01-02T03:04:05.679Z"))
+    log({ n: 3 })
+    vi.setSystemTime(new Date("2027-06-30T23:59:59.999Z"))
+    log({ n: 4 })
+    expect(lines.map((l) => (JSON.parse(l) as { time: string }).time)).toEqual([
+      "2026-01-02T03:04:05.678Z",
+      "2026-01-02T03:04:05.678Z",
+      "2026-01-02T03:04:05.679Z",
+      "2027-06-30T23:59:59.999Z"
+    ])
+  })
+})
+
 describe("batchedStdout", () => {
   it("writes the lines of one turn of the event loop in one write, at the end of the turn", async () => {
     const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
