@@ -2,6 +2,7 @@ import { Effect, Schema, SchemaAST, SchemaGetter, SchemaIssue, SchemaTransformat
 import type { Currency } from "../money/Currency.ts"
 import * as Decimal from "../money/Decimal.ts"
 import { pow10 } from "../money/Rounding.ts"
+import { rejected, withFast } from "./Fast.ts"
 import { isJsonNumber, type JsonNumber, numberText, parseNumberLiteral } from "./Json.ts"
 
 /**
@@ -47,6 +48,27 @@ const placesMessage = (places: number): string =>
 const plain = (units: bigint, scale: number): string => Decimal.format(Decimal.normalize({ units, scale }))
 
 const fail = (message: string, input: unknown) => Effect.fail(new SchemaIssue.InvalidValue({ message }, input))
+
+/** What is wrong with a number, in the words of the field's message. */
+class Problem {
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}
+const problem = (message: string) => new Problem(message)
+
+/** A number's decoded value as the schema's transformation answers it: the value, or the problem as an issue. */
+const orFail = <A>(result: A | Problem, input: unknown) =>
+  result instanceof Problem ? fail(result.message, input) : Effect.succeed(result)
+
+const orRejected = <A>(result: A | Problem): A | typeof rejected => (result instanceof Problem ? rejected : result)
+
+/** The fast decoder of a number field: a JSON number and its value, from the function its schema decodes with. */
+const fastly =
+  <A>(valueOf: (u: JsonNumber) => A | Problem) =>
+  (u: unknown): A | typeof rejected =>
+    isJsonNumber(u) ? orRejected(valueOf(u)) : rejected
 
 /**
  * The encoded side of every number schema: accepts a JSON number (double or raw
@@ -104,21 +126,26 @@ export const MinorAmount = (currency: Currency | number, options: MinorAmountOpt
   })
   const low = positive ? "must be greater than 0" : `must be at least ${plain(min, scale)}`
   const high = `must be at most ${plain(max, scale)}`
-  return jsonNumberInput(jsonSchema).pipe(
-    Schema.decodeTo(Schema.BigInt, {
-      decode: SchemaGetter.transformEffect((u: JsonNumber) => {
-        const d = readExact(u, scale)
-        if (d === "not_finite") return fail("must be a finite number", u)
-        if (d === "too_precise") return fail(placesMessage(scale), u)
-        if (d === "too_large") return fail(high, u)
-        if (d === "too_small") return fail(low, u)
-        const minor = Decimal.toScale(d, scale, "floor") // exact: d has at most `scale` places
-        if (minor < min) return fail(low, u)
-        if (minor > max) return fail(high, u)
-        return Effect.succeed(minor)
-      }),
-      encode: SchemaGetter.transform((minor: bigint): JsonNumber => toNumber(minor))
-    })
+  /** The amount in minor units, or what is wrong with it. */
+  const minorOf = (u: JsonNumber): bigint | Problem => {
+    const d = readExact(u, scale)
+    if (d === "not_finite") return problem("must be a finite number")
+    if (d === "too_precise") return problem(placesMessage(scale))
+    if (d === "too_large") return problem(high)
+    if (d === "too_small") return problem(low)
+    const minor = Decimal.toScale(d, scale, "floor") // exact: d has at most `scale` places
+    if (minor < min) return problem(low)
+    if (minor > max) return problem(high)
+    return minor
+  }
+  return withFast(
+    jsonNumberInput(jsonSchema).pipe(
+      Schema.decodeTo(Schema.BigInt, {
+        decode: SchemaGetter.transformEffect((u: JsonNumber) => orFail(minorOf(u), u)),
+        encode: SchemaGetter.transform((minor: bigint): JsonNumber => toNumber(minor))
+      })
+    ),
+    fastly(minorOf)
   )
 }
 
@@ -171,23 +198,28 @@ export const DecimalNumber = (places: number, options: DecimalNumberOptions = {}
         ? `must be greater than ${Decimal.format(min)}`
         : `must be at least ${Decimal.format(min)}`
   const high = max === undefined ? "" : `must be at most ${Decimal.format(max)}`
-  return jsonNumberInput(jsonSchema).pipe(
-    Schema.decodeTo(DecimalValue, {
-      decode: SchemaGetter.transformEffect((u: JsonNumber) => {
-        const d = readExact(u, places)
-        if (d === "not_finite") return fail("must be a finite number", u)
-        if (d === "too_precise") return fail(placesMessage(places), u)
-        if (d === "too_large") return fail(high || "is too large", u)
-        if (d === "too_small") return fail(low || "is too small", u)
-        if (min !== undefined) {
-          const c = Decimal.compare(d, min)
-          if (c < 0 || (exclusive && c === 0)) return fail(low, u)
-        }
-        if (max !== undefined && Decimal.compare(d, max) > 0) return fail(high, u)
-        return Effect.succeed(Decimal.normalize(d))
-      }),
-      encode: SchemaGetter.transform((d: Decimal.Decimal): JsonNumber => toJsonBound(d))
-    })
+  /** The decimal, or what is wrong with it. */
+  const decimalOf = (u: JsonNumber): Decimal.Decimal | Problem => {
+    const d = readExact(u, places)
+    if (d === "not_finite") return problem("must be a finite number")
+    if (d === "too_precise") return problem(placesMessage(places))
+    if (d === "too_large") return problem(high || "is too large")
+    if (d === "too_small") return problem(low || "is too small")
+    if (min !== undefined) {
+      const c = Decimal.compare(d, min)
+      if (c < 0 || (exclusive && c === 0)) return problem(low)
+    }
+    if (max !== undefined && Decimal.compare(d, max) > 0) return problem(high)
+    return Decimal.normalize(d)
+  }
+  return withFast(
+    jsonNumberInput(jsonSchema).pipe(
+      Schema.decodeTo(DecimalValue, {
+        decode: SchemaGetter.transformEffect((u: JsonNumber) => orFail(decimalOf(u), u)),
+        encode: SchemaGetter.transform((d: Decimal.Decimal): JsonNumber => toJsonBound(d))
+      })
+    ),
+    fastly(decimalOf)
   )
 }
 
@@ -214,20 +246,25 @@ export const IntegerNumber = (options: {
   const jsonSchema = wholeNumberJsonSchema(options)
   const low = min === 1 ? "must be greater than 0" : `must be at least ${min}`
   const high = `must be at most ${max}`
-  return jsonNumberInput(jsonSchema).pipe(
-    Schema.decodeTo(Schema.Number, {
-      decode: SchemaGetter.transformEffect((u: JsonNumber) => {
-        const d = readExact(u, 0)
-        if (d === "not_finite") return fail("must be a finite number", u)
-        if (d === "too_precise") return fail(placesMessage(0), u)
-        if (d === "too_large") return fail(high, u)
-        if (d === "too_small") return fail(low, u)
-        if (d.units < BigInt(min)) return fail(low, u)
-        if (d.units > BigInt(max)) return fail(high, u)
-        return Effect.succeed(Number(d.units))
-      }),
-      encode: SchemaGetter.transform((n: number): JsonNumber => n)
-    })
+  /** The whole number, or what is wrong with it. */
+  const integerOf = (u: JsonNumber): number | Problem => {
+    const d = readExact(u, 0)
+    if (d === "not_finite") return problem("must be a finite number")
+    if (d === "too_precise") return problem(placesMessage(0))
+    if (d === "too_large") return problem(high)
+    if (d === "too_small") return problem(low)
+    if (d.units < BigInt(min)) return problem(low)
+    if (d.units > BigInt(max)) return problem(high)
+    return Number(d.units)
+  }
+  return withFast(
+    jsonNumberInput(jsonSchema).pipe(
+      Schema.decodeTo(Schema.Number, {
+        decode: SchemaGetter.transformEffect((u: JsonNumber) => orFail(integerOf(u), u)),
+        encode: SchemaGetter.transform((n: number): JsonNumber => n)
+      })
+    ),
+    fastly(integerOf)
   )
 }
 
@@ -253,22 +290,27 @@ export const QueryInteger = (options: {
       toCodecJson: () => new SchemaAST.Link(jsonSchema.ast, SchemaTransformation.passthrough())
     }
   )
-  return input.pipe(
-    Schema.decodeTo(Schema.Number, {
-      decode: SchemaGetter.transformEffect((u: string | JsonNumber) => {
-        let n: bigint
-        if (typeof u === "string") {
-          if (!DIGITS.test(u)) return fail(range, u)
-          n = BigInt(u)
-        } else {
-          const d = readExact(u, 0)
-          if (typeof d === "string") return fail(range, u)
-          n = d.units
-        }
-        if (n < BigInt(min) || n > BigInt(max)) return fail(range, u)
-        return Effect.succeed(Number(n))
-      }),
-      encode: SchemaGetter.transform((n: number): string | JsonNumber => String(n))
-    })
+  /** The whole number, or what is wrong with it. */
+  const queryIntegerOf = (u: string | JsonNumber): number | Problem => {
+    let n: bigint
+    if (typeof u === "string") {
+      if (!DIGITS.test(u)) return problem(range)
+      n = BigInt(u)
+    } else {
+      const d = readExact(u, 0)
+      if (typeof d === "string") return problem(range)
+      n = d.units
+    }
+    if (n < BigInt(min) || n > BigInt(max)) return problem(range)
+    return Number(n)
+  }
+  return withFast(
+    input.pipe(
+      Schema.decodeTo(Schema.Number, {
+        decode: SchemaGetter.transformEffect((u: string | JsonNumber) => orFail(queryIntegerOf(u), u)),
+        encode: SchemaGetter.transform((n: number): string | JsonNumber => String(n))
+      })
+    ),
+    (u) => (typeof u === "string" || isJsonNumber(u) ? orRejected(queryIntegerOf(u)) : rejected)
   )
 }

@@ -1,5 +1,6 @@
 import { Result, Schema, SchemaAST, type SchemaIssue } from "effect"
 import * as Errors from "../Errors.ts"
+import * as Fast from "./Fast.ts"
 import { parseJson } from "./Json.ts"
 
 /**
@@ -159,7 +160,7 @@ export const toValidationError = (issue: SchemaIssue.Issue): Errors.DomainError 
  */
 const decodeOptions = { errors: "first", reportInput: true } as const
 
-type Decoder = (input: unknown, options: typeof decodeOptions) => Result.Result<unknown, SchemaIssue.Issue>
+type Decoder = (input: unknown, options: typeof decodeOptions) => Result.Result<unknown, Schema.SchemaError>
 
 /**
  * The decoding function of each schema, made once: `Schema.decodeUnknownResult(schema)`
@@ -190,6 +191,22 @@ export const decodeRequest = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
   input: unknown
 ): Result.Result<S["Type"], Errors.DomainError> => {
+  // the schema's fast decoder first (see Fast.ts); what it does not decode, the schema's decoder does, and explains
+  const fast = Fast.decoderOf(schema as unknown as Schema.Top)
+  if (fast !== undefined) {
+    Fast.resetRefusal()
+    const value = fast(input)
+    if (value !== Fast.rejected) return Result.succeed(value as S["Type"])
+    // a number where an object belongs, which the schema's decoder would take for an empty object
+    const path = Fast.refusal
+    if (path !== undefined) {
+      return Result.fail(
+        path.length === 0
+          ? Errors.validation("The request body must be a JSON object.")
+          : Errors.validation(`${formatPath(path)} must be an object.`, formatPath(path))
+      )
+    }
+  }
   const result = decoderOf(schema)(input, decodeOptions)
   return Result.isSuccess(result)
     ? Result.succeed(result.success)

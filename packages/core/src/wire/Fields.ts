@@ -1,6 +1,7 @@
 import { Effect, Option, Schema, SchemaAST, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
 import { activeScheme, activeSchemeIssue, characters } from "../Text.ts"
 import { parseIso } from "../time/Instant.ts"
+import { rejected, withFast, withFastField } from "./Fast.ts"
 import { isRawJson, utf8Length } from "./Json.ts"
 import {
   body_depth_max,
@@ -33,22 +34,28 @@ const notNull = <A>(a: A | null): a is A => a !== null
  * both mean "leave unchanged".
  */
 export const optional = <S extends Schema.Top>(schema: S) =>
-  Schema.optionalKey(Schema.NullOr(schema)).pipe(
-    Schema.decodeTo(Schema.optionalKey(Schema.toType(schema)), {
-      decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) => Option.filter(o, notNull)),
-      encode: SchemaGetter.passthroughSubtype()
-    })
+  withFastField(
+    Schema.optionalKey(Schema.NullOr(schema)).pipe(
+      Schema.decodeTo(Schema.optionalKey(Schema.toType(schema)), {
+        decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) => Option.filter(o, notNull)),
+        encode: SchemaGetter.passthroughSubtype()
+      })
+    ),
+    { schema, absent: { _tag: "omit" } }
   )
 
 /** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>
-  Schema.optionalKey(Schema.NullOr(schema)).pipe(
-    Schema.decodeTo(Schema.toType(schema), {
-      decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) =>
-        Option.orElseSome(Option.filter(o, notNull), () => fallback)
-      ),
-      encode: SchemaGetter.passthroughSubtype()
-    })
+  withFastField(
+    Schema.optionalKey(Schema.NullOr(schema)).pipe(
+      Schema.decodeTo(Schema.toType(schema), {
+        decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) =>
+          Option.orElseSome(Option.filter(o, notNull), () => fallback)
+        ),
+        encode: SchemaGetter.passthroughSubtype()
+      })
+    ),
+    { schema, absent: { _tag: "default", value: fallback } }
   )
 
 // ---------------------------------------------------------------- text
@@ -179,16 +186,26 @@ export const Phone = Text({ max: phone_length_max, description: "Phone number" }
  * One of `literals`, compared case-insensitively and decoded to the literal's
  * spelling (`"trc20"` -> `"TRC20"`). The literals must be upper case.
  */
-export const UpperCaseLiterals = <const L extends ReadonlyArray<string>>(literals: L) =>
-  Schema.String.annotate({
-    message: `must be one of: ${literals.join(", ")}`,
-    description: `One of ${literals.join(", ")} (case-insensitive)`
-  }).pipe(
-    Schema.decodeTo(Schema.Literals(literals), {
-      decode: SchemaGetter.transform((s: string) => s.toUpperCase() as L[number]),
-      encode: SchemaGetter.passthroughSupertype()
-    })
+export const UpperCaseLiterals = <const L extends ReadonlyArray<string>>(literals: L) => {
+  const upper = (s: string) => s.toUpperCase() as L[number]
+  const known: ReadonlySet<string> = new Set(literals)
+  return withFast(
+    Schema.String.annotate({
+      message: `must be one of: ${literals.join(", ")}`,
+      description: `One of ${literals.join(", ")} (case-insensitive)`
+    }).pipe(
+      Schema.decodeTo(Schema.Literals(literals), {
+        decode: SchemaGetter.transform(upper),
+        encode: SchemaGetter.passthroughSupertype()
+      })
+    ),
+    (u) => {
+      if (typeof u !== "string") return rejected
+      const value = upper(u)
+      return known.has(value) ? value : rejected
+    }
   )
+}
 
 // ---------------------------------------------------------------- metadata
 
@@ -236,10 +253,13 @@ const metadataJsonSchema = Schema.Record(Schema.String, Schema.Unknown)
  * Free-form metadata. Kept as the very object parsed (values are not rebuilt, so
  * raw JSON numbers stay exact and are written back as sent).
  */
-export const Metadata = Schema.declare<Metadata>(isPlainObject, {
-  message: "must be an object",
-  toCodecJson: () => new SchemaAST.Link(metadataJsonSchema.ast, SchemaTransformation.passthrough())
-}).check(Schema.makeFilter<Metadata>((m) => metadataProblem(m as Record<string, unknown>)))
+export const Metadata = withFast(
+  Schema.declare<Metadata>(isPlainObject, {
+    message: "must be an object",
+    toCodecJson: () => new SchemaAST.Link(metadataJsonSchema.ast, SchemaTransformation.passthrough())
+  }).check(Schema.makeFilter<Metadata>((m) => metadataProblem(m as Record<string, unknown>))),
+  (u) => (isPlainObject(u) && metadataProblem(u) === undefined ? u : rejected)
+)
 
 // ---------------------------------------------------------------- time
 
@@ -264,19 +284,28 @@ const TimestampValue = Schema.declare<Timestamp>(
 
 const timestampMessage = "must be an ISO 8601 date-time with a time zone (2026-11-21T09:00:00Z) or a date (2026-11-21)"
 
+/** The timestamp `text` stands for, or undefined when it is not one. */
+const timestampOf = (text: string): Timestamp | undefined => {
+  const parsed = parseIso(text)
+  return parsed === undefined ? undefined : { text, ms: parsed.ms, date_only: parsed.date_only }
+}
+
 /** An ISO 8601 date-time with `Z` or an offset, or a `YYYY-MM-DD` date. */
 export const IsoTimestamp = (description: string) =>
-  Schema.String.annotate({
-    description: `${description}: ISO 8601 date-time with time zone, or YYYY-MM-DD`,
-    message: timestampMessage
-  }).pipe(
-    Schema.decodeTo(TimestampValue, {
-      decode: SchemaGetter.transformEffect((text: string) => {
-        const parsed = parseIso(text)
-        return parsed === undefined
-          ? Effect.fail(new SchemaIssue.InvalidValue({ message: timestampMessage }, text))
-          : Effect.succeed({ text, ms: parsed.ms, date_only: parsed.date_only })
-      }),
-      encode: SchemaGetter.transform((t: Timestamp) => t.text)
-    })
+  withFast(
+    Schema.String.annotate({
+      description: `${description}: ISO 8601 date-time with time zone, or YYYY-MM-DD`,
+      message: timestampMessage
+    }).pipe(
+      Schema.decodeTo(TimestampValue, {
+        decode: SchemaGetter.transformEffect((text: string) => {
+          const t = timestampOf(text)
+          return t === undefined
+            ? Effect.fail(new SchemaIssue.InvalidValue({ message: timestampMessage }, text))
+            : Effect.succeed(t)
+        }),
+        encode: SchemaGetter.transform((t: Timestamp) => t.text)
+      })
+    ),
+    (u) => (typeof u === "string" ? (timestampOf(u) ?? rejected) : rejected)
   )
