@@ -19,7 +19,10 @@ const deep = process.env.XAALIS_DEEP === "1"
 const literals: Array<string> = []
 const collect = (schema: Schema.Top): void => {
   const field = Fast.fieldOf(schema)
-  if (field !== undefined) return collect(field.schema)
+  if (field !== undefined) {
+    collect(field.schema)
+    return
+  }
   const s = schema as Schema.Top &
     Partial<{
       fields: Record<string, Schema.Top>

@@ -66,9 +66,9 @@ const orRejected = <A>(result: A | Problem): A | typeof rejected => (result inst
 
 /** The fast decoder of a number field: a JSON number and its value, from the function its schema decodes with. */
 const fastly =
-  <A>(valueOf: (u: JsonNumber) => A | Problem) =>
+  <A>(decode: (u: JsonNumber) => A | Problem) =>
   (u: unknown): A | typeof rejected =>
-    isJsonNumber(u) ? orRejected(valueOf(u)) : rejected
+    isJsonNumber(u) ? orRejected(decode(u)) : rejected
 
 /**
  * The encoded side of every number schema: accepts a JSON number (double or raw
