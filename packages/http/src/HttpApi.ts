@@ -1,4 +1,4 @@
-import { createHash, hash as digestOf, randomUUID, timingSafeEqual } from "node:crypto"
+import { createHash, hash as digestOf, timingSafeEqual } from "node:crypto"
 import { isIP } from "node:net"
 import { Decimal, DomainError, decodeRequest, Errors, Json, Limits } from "@xaalis/core"
 import {
@@ -301,6 +301,9 @@ class Fault extends Error {
     this.fault = fault
   }
 }
+
+/** Random bytes for request ids (a version 4 UUID each, from the CSPRNG, as `crypto.randomUUID`, as one flat string). */
+const requestIds = new IdsAdapter.EntropyPool(4096)
 
 const isIdempotencyKey = Schema.is(IdempotencyKey)
 const isNoEffect = Schema.is(NoEffect)
@@ -761,7 +764,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
 
   const handle: ApiHandler = async (req) => {
     const started = performance.now()
-    const request_id = randomUUID()
+    const request_id = IdsAdapter.uuidFrom(requestIds)
     let response: ApiResponse
     let decision: RateDecision | undefined
     try {

@@ -23,11 +23,17 @@ export const unreadable = () => Errors.validation("The request body could not be
 
 /** A `Content-Length` that already says the body is over `limit` (absent or malformed: undecided). */
 export const declaredTooLarge = (contentLength: string | null | undefined, limit: number): boolean =>
-  contentLength !== null && contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit
+  contentLength !== null &&
+  contentLength !== undefined &&
+  // a length of fewer digits than the limit's is under it (the usual case, told without a regex)
+  contentLength.length >= String(limit).length &&
+  /^\d+$/.test(contentLength) &&
+  Number(contentLength) > limit
 
 /** `application/json`, with or without parameters (`; charset=utf-8`), in any letter case. */
 export const isJsonMediaType = (contentType: string | null): boolean =>
-  contentType !== null && contentType.split(";")[0]?.trim().toLowerCase() === "application/json"
+  contentType === "application/json" ||
+  (contentType !== null && contentType.split(";")[0]?.trim().toLowerCase() === "application/json")
 
 /** Reads at most `limit` bytes of the body; more is a `validation_error` and the rest is never read. */
 export const readCapped = async (request: Request, limit: number): Promise<CappedRead> => {
