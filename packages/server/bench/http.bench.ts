@@ -29,10 +29,18 @@
  *   fsynced SQLite transaction) gives the headline of the summary; the memory
  *   store isolates the HTTP layer and the engine from storage.
  *
+ * - the floor: beside the memory store, `minimal-server.ts` (the same work done
+ *   by the project's pure functions straight from node:http: authenticate,
+ *   parse, decode, quote, store in Maps, present, log) runs in the same rounds.
+ *   It is not judged; it tells what share of the gap to bare is the work itself
+ *   on this machine and what share the layers (HTTP API, engine, Effect runtime,
+ *   Store port) add.
+ *
  * BENCH_SECONDS (default 5) per run, BENCH_WARMUP (default 3) seconds,
  * BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 10), BENCH_STORE
  * (comma-separated: memory, embedded; default both), BENCH_PROBE_SECONDS
- * (default 3; 0 skips the one-connection probe).
+ * (default 3; 0 skips the one-connection probe), BENCH_FLOOR (default 1; 0
+ * leaves the floor out).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
@@ -48,6 +56,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const probeSeconds = Number(process.env.BENCH_PROBE_SECONDS ?? 3)
 const stores = (process.env.BENCH_STORE ?? "memory,embedded").split(",").map((s) => s.trim())
+const withFloor = process.env.BENCH_FLOOR !== "0"
 const here = fileURLToPath(new URL(".", import.meta.url))
 
 /** A port free right now (the servers' stdout goes to /dev/null, so they cannot tell us theirs). */
@@ -207,6 +216,7 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
   const body = JSON.stringify({ gmd_amount: 5000, network: "TRC20" })
   let server: Child | undefined
   let bare: Child | undefined
+  let floor: Child | undefined
   try {
     server = await startChild(join(here, "../src/main.ts"), {
       DATA_DIR: dataDir,
@@ -226,17 +236,26 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
     if (sample.status !== 201) throw new Error(`create-conversion answered ${sample.status}: ${sampleText}`)
     const size = Buffer.byteLength(sampleText)
     bare = await startChild(join(here, "bare-server.ts"), { BODY_SIZE: String(size) })
+    // the floor beside the memory store: the same work without the layers (see minimal-server.ts)
+    if (storeKind === "memory" && withFloor) {
+      floor = await startChild(join(here, "minimal-server.ts"), { BENCH_KEY: biz.secret_key_live })
+    }
 
-    const sides = { bare: { target: bare, path: "/" }, server: { target: server, path: "/v1/minting/offramp" } }
+    const sides = {
+      bare: { target: bare, path: "/" },
+      server: { target: server, path: "/v1/minting/offramp" },
+      floor: { target: floor, path: "/v1/minting/offramp" }
+    }
     type Side = keyof typeof sides
+    const present: Array<Side> = floor === undefined ? ["bare", "server"] : ["bare", "server", "floor"]
     const run = (side: Side, duration: number, conns = connections) =>
-      load(sides[side].target, sides[side].path, headers, body, duration, conns)
+      load(sides[side].target as Child, sides[side].path, headers, body, duration, conns)
 
-    await run("bare", warmup)
-    await run("server", warmup)
-    const runs: Record<Side, Array<Run>> = { bare: [], server: [] }
+    for (const side of present) await run(side, warmup)
+    const runs: Record<Side, Array<Run>> = { bare: [], server: [], floor: [] }
     for (let round = 0; round < rounds; round++) {
-      const order: Array<Side> = round % 2 === 0 ? ["bare", "server"] : ["server", "bare"]
+      // each side goes first in turn, so drift and other load on the machine hit all of them
+      const order = present.map((_, i) => present[(i + round) % present.length] as Side)
       for (const side of order) runs[side].push(await run(side, seconds))
     }
     const probe =
@@ -270,15 +289,23 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
     const ratio = med("server", "rps") / med("bare", "rps")
     const p99x = med("server", "p99_us") / med("bare", "p99_us")
     line("median", medRun("bare"), medRun("server"), ratio, p99x)
+    if (runs.floor.length > 0) {
+      const f = medRun("floor")
+      console.log(
+        `  floor (minimal-server.ts: the same work from the project's pure functions, no HTTP layer, engine or Effect runtime): ${f0(f.rps, 0)} req/s, CPU ${f0(f.cpu_us, 0)} µs/req, ${((f.rps / med("bare", "rps")) * 100).toFixed(1)}% of bare; the reference server is ${((med("server", "rps") / f.rps) * 100).toFixed(1)}% of the floor`
+      )
+    }
     if (probe !== undefined) {
       console.log(
         `  1 connection, ${probeSeconds} s: bare ${f0(probe.bare.rps, 0)} req/s p50 ${f0(probe.bare.p50_us, 0)} µs p99 ${f0(probe.bare.p99_us, 0)} µs; server ${f0(probe.server.rps, 0)} req/s p50 ${f0(probe.server.p50_us, 0)} µs p99 ${f0(probe.server.p99_us, 0)} µs (p99 ${(probe.server.p99_us / probe.bare.p99_us).toFixed(2)}x)`
       )
     }
-    const bad = [...runs.server, ...runs.bare, ...(probe === undefined ? [] : [probe.bare, probe.server])].reduce(
-      (n, r) => n + r.bad,
-      0
-    )
+    const bad = [
+      ...runs.server,
+      ...runs.bare,
+      ...runs.floor,
+      ...(probe === undefined ? [] : [probe.bare, probe.server])
+    ].reduce((n, r) => n + r.bad, 0)
     console.log(
       `  ${storeKind}: rate ${(ratio * 100).toFixed(1)}% of bare (target >= 50%: ${ratio >= 0.5 ? "MET" : "NOT MET"}); p99 ${p99x.toFixed(2)}x (target <= 5x: ${p99x <= 5 ? "MET" : "NOT MET"}); non-2xx or errors: ${bad}`
     )
@@ -291,6 +318,7 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       bare_cpu_us: medRun("bare").cpu_us
     }
   } finally {
+    if (floor !== undefined) await stop(floor.child)
     if (bare !== undefined) await stop(bare.child)
     if (server !== undefined) await stop(server.child)
     rmSync(dataDir, { recursive: true, force: true })
