@@ -9,7 +9,7 @@ import { Currency, Decimal, Instant, type Invoice, Money, type PaymentIntent, ty
  */
 
 const money = (minor: bigint, currency: Currency.FiatCode) => Money.toJsonNumber(minor, Currency.fiat[currency])
-const decimal = Decimal.toNumber
+const decimal = (d: Decimal.Decimal) => Number(Decimal.format(d))
 const iso = Instant.toIso
 
 /**

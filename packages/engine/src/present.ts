@@ -13,7 +13,7 @@ export interface Owner {
 const gmd = (butut: bigint) => Money.toJsonNumber(butut, Currency.GMD)
 const usd = (cents: bigint) => Money.toJsonNumber(cents, Currency.USD)
 const chain = (micros: bigint) => Money.toJsonNumber(micros, Currency.USD_CHAIN)
-const rate = Decimal.toNumber
+const rate = (r: Decimal.Decimal) => Number(Decimal.format(r))
 const iso = Instant.toIso
 
 const timelineEntry = (e: Conversion.TimelineEntry): Record<string, unknown> => {

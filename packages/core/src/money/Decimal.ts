@@ -63,20 +63,6 @@ export const normalize = (d: Decimal): Decimal => {
  */
 export const fromNumber = (n: number): Decimal | undefined => (Number.isFinite(n) ? parse(String(n)) : undefined)
 
-const safe_max = BigInt(Number.MAX_SAFE_INTEGER)
-/** 10^22 is the largest power of ten a double holds exactly. */
-const exact_pow10_max = 22
-
-/**
- * The double nearest to `d`: what `Number(format(d))` gives, without building
- * the text when `units` is a safe integer (IEEE division of two exact values
- * rounds the exact quotient to the nearest double, as parsing does).
- */
-export const toNumber = (d: Decimal): number =>
-  d.units <= safe_max && d.units >= -safe_max && d.scale <= exact_pow10_max
-    ? Number(d.units) / 10 ** d.scale
-    : Number(format(d))
-
 /** Units of `d` at `scale`, rounded with the named mode when digits must go. */
 export const toScale = (d: Decimal, scale: number, mode: Rounding): bigint =>
   scale >= d.scale ? d.units * pow10(scale - d.scale) : divide(d.units, pow10(d.scale - scale), mode)

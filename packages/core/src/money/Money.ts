@@ -19,21 +19,12 @@ export const unit = (currency: Currency): bigint => pow10(currency.exponent)
 /** Formats minor units of `currency` as a decimal string with exactly its places. */
 export const format = (minor: bigint, currency: Currency): string => Decimal.formatUnits(minor, currency.exponent)
 
-const safe_max = BigInt(Number.MAX_SAFE_INTEGER)
-/** 10^22 is the largest power of ten a double holds exactly. */
-const exact_pow10_max = 22
-
 /**
  * A JSON number for the wire. Amounts within the `*_max` limits have at most 15
  * significant digits, so the double nearest to the decimal prints back as exactly
  * that decimal (`JSON.stringify` writes the shortest round-trip literal).
  */
-export const toJsonNumber = (minor: bigint, currency: Currency): number =>
-  // a safe integer divided by an exact power of ten: IEEE division rounds the exact quotient to the
-  // nearest double, as parsing the decimal text does, without building the text
-  minor <= safe_max && minor >= -safe_max && currency.exponent <= exact_pow10_max
-    ? Number(minor) / 10 ** currency.exponent
-    : Number(format(minor, currency))
+export const toJsonNumber = (minor: bigint, currency: Currency): number => Number(format(minor, currency))
 
 /** Rescales minor units between two exponents; only exact (widening) moves are allowed. */
 export const widen = (minor: bigint, from: Currency, to: Currency): bigint => {

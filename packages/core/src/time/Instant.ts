@@ -53,24 +53,10 @@ export const toCivil = (ms: number): Civil => {
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, "0")
 
-/** `00` to `99`: the two-digit fields of `toIso`, made once. */
-const twoDigits: ReadonlyArray<string> = Array.from({ length: 100 }, (_, n) => pad(n))
-
-/** The day of `toIso` (`2026-11-21T`) last formatted: instants of one day share it (a hot path: every wire object has some). */
-let isoDay = Number.NaN
-let isoDayText = ""
-
 /** `2026-11-21T09:05:00.000Z` */
 export const toIso = (ms: number): string => {
-  const days = Math.floor(ms / DAY_MS)
-  if (days !== isoDay) {
-    const c = civilFromDays(days)
-    isoDayText = `${pad(c.year, 4)}-${twoDigits[c.month]}-${twoDigits[c.day]}T`
-    isoDay = days
-  }
-  const rest = ms - days * DAY_MS
-  const milli = rest % 1000
-  return `${isoDayText}${twoDigits[Math.floor(rest / HOUR_MS)]}:${twoDigits[Math.floor((rest % HOUR_MS) / MINUTE_MS)]}:${twoDigits[Math.floor((rest % MINUTE_MS) / 1000)]}.${milli < 100 ? (milli < 10 ? "00" : "0") : ""}${milli}Z`
+  const c = toCivil(ms)
+  return `${pad(c.year, 4)}-${pad(c.month)}-${pad(c.day)}T${pad(c.hour)}:${pad(c.minute)}:${pad(c.second)}.${pad(c.millisecond, 3)}Z`
 }
 
 /** `2026-11-21` */
