@@ -15,6 +15,17 @@ import * as Requests from "../src/wire/Requests.ts"
 
 const deep = process.env.XAALIS_DEEP === "1"
 
+/** What a schema may be made of: a struct's fields, a union's members, an array's items, literals. */
+const partsOf = (schema: Schema.Top) =>
+  schema as Schema.Top &
+    Partial<{
+      fields: Record<string, Schema.Top>
+      members: ReadonlyArray<Schema.Top>
+      value: Schema.Top
+      literals: ReadonlyArray<unknown>
+      literal: unknown
+    }>
+
 /** Every literal of every request schema, for strings that may match an enum. */
 const literals: Array<string> = []
 const collect = (schema: Schema.Top): void => {
@@ -23,14 +34,7 @@ const collect = (schema: Schema.Top): void => {
     collect(field.schema)
     return
   }
-  const s = schema as Schema.Top &
-    Partial<{
-      fields: Record<string, Schema.Top>
-      members: ReadonlyArray<Schema.Top>
-      value: Schema.Top
-      literals: ReadonlyArray<unknown>
-      literal: unknown
-    }>
+  const s = partsOf(schema)
   if (s.literals !== undefined) for (const l of s.literals) if (typeof l === "string") literals.push(l)
   if (typeof s.literal === "string") literals.push(s.literal)
   if (s.fields !== undefined) for (const f of Object.values(s.fields)) collect(f)
@@ -110,13 +114,7 @@ const anyValueText: fc.Arbitrary<string> = fc.letrec((tie) => ({
 const shaped = (schema: Schema.Top, tame: boolean, depth = 0): fc.Arbitrary<string> => {
   const field = Fast.fieldOf(schema)
   if (field !== undefined) return shaped(field.schema, tame, depth)
-  const s = schema as Schema.Top &
-    Partial<{
-      fields: Record<string, Schema.Top>
-      members: ReadonlyArray<Schema.Top>
-      value: Schema.Top
-      literals: ReadonlyArray<unknown>
-    }>
+  const s = partsOf(schema)
   if (depth > 4) return anyValueText
   if (s.fields !== undefined) {
     const entries = Object.entries(s.fields)
