@@ -213,12 +213,10 @@ describe("fast decoders", () => {
             .map((text) => ({ text, value: parsed(text) }))
       fc.assert(
         fc.property(inputs, ({ text, value }) => {
-          Fast.resetRefusal()
           const f = fast(value)
           const s = full(value, { errors: "first" })
-          if (Fast.refusal !== undefined) {
+          if (f instanceof Fast.NotAnObject) {
             // a raw number where an object belongs: refused, though the schema's decoder takes it for an empty object
-            expect(f).toBe(Fast.rejected)
             expect(Result.isFailure(decodeRequest(schema as Schema.Codec<unknown, unknown>, value))).toBe(true)
             return
           }

@@ -195,18 +195,17 @@ export const decodeRequest = <S extends Schema.ConstraintDecoder<unknown>>(
   // the schema's fast decoder first (see Fast.ts); what it does not decode, the schema's decoder does, and explains
   const fast = Fast.decoderOf(schema as unknown as Schema.Top)
   if (fast !== undefined) {
-    Fast.resetRefusal()
     const value = fast(input)
-    if (value !== Fast.rejected) return Result.succeed(value as S["Type"])
     // a number where an object belongs, which the schema's decoder would take for an empty object
-    const path = Fast.refusal
-    if (path !== undefined) {
+    if (value instanceof Fast.NotAnObject) {
+      const param = formatPath(value.path)
       return Result.fail(
-        path.length === 0
+        param === ""
           ? Errors.validation("The request body must be a JSON object.")
-          : Errors.validation(`${formatPath(path)} must be an object.`, formatPath(path))
+          : Errors.validation(`${param} must be an object.`, param)
       )
     }
+    if (value !== Fast.rejected) return Result.succeed(value as S["Type"])
   }
   const result = decoderOf(schema)(input, decodeOptions)
   return Result.isSuccess(result)

@@ -28,7 +28,7 @@ import { isRawJson } from "./Json.ts"
 export const rejected: unique symbol = Symbol.for("@xaalis/core/wire/Fast/rejected")
 export type Rejected = typeof rejected
 
-/** Decodes a valid input, or answers `rejected`. Never throws. */
+/** Decodes a valid input, or answers `rejected` (or a `NotAnObject`). Never throws. */
 export type FastDecode = (input: unknown) => unknown
 
 /** How a struct member is read: `decode` for a value; what an absent or `null` member means. */
@@ -40,18 +40,25 @@ export interface FastField {
 }
 
 /**
- * Where the last decoding met a raw JSON number (`Json.parseJson`'s form of a
- * number no double equals) in place of an object, as a path of member names
- * and indexes; undefined when it did not. The schema's decoder would take such
- * a number for an object with no members (it is one, to JavaScript), so a
- * struct of optional members would decode it; `decodeRequest` refuses it
- * instead, as it refuses any other number there. Reset by `decodeRequest`.
+ * What a fast decoder answers for a raw JSON number (`Json.parseJson`'s form
+ * of a number no double equals) met where an object belongs, at `path` (member
+ * names and indexes). The schema's decoder would take such a number for an
+ * object with no members (it is one, to JavaScript), so a struct of optional
+ * members would decode it; `decodeRequest` refuses it instead, as it refuses
+ * any other number there.
  */
-export let refusal: Array<string | number> | undefined
-/** @internal */
-export const resetRefusal = (): void => {
-  refusal = undefined
+export class NotAnObject {
+  readonly path: ReadonlyArray<string | number>
+  constructor(path: ReadonlyArray<string | number>) {
+    this.path = path
+  }
 }
+
+const atTop = new NotAnObject([])
+
+/** What a decoder answered for the part at `key`, as its parent answers it: refused or not decoded. */
+const refusedAt = (answer: unknown, key: string | number): NotAnObject | Rejected =>
+  answer instanceof NotAnObject ? new NotAnObject([key, ...answer.path]) : rejected
 
 const registered = new WeakMap<object, FastDecode>()
 const fields = new WeakMap<object, FastField>()
@@ -120,10 +127,7 @@ const struct = (schema: Schema.Top & { readonly fields: Schema.Struct.Fields }):
   }
   const checks = ast.checks
   return (input) => {
-    if (!isPlainRecord(input)) {
-      if (isRawJson(input)) refusal = []
-      return rejected
-    }
+    if (!isPlainRecord(input)) return isRawJson(input) ? atTop : rejected
     const out: Record<string, unknown> = {}
     for (let i = 0; i < members.length; i++) {
       const m = members[i] as Member
@@ -137,10 +141,7 @@ const struct = (schema: Schema.Top & { readonly fields: Schema.Struct.Fields }):
       }
       if (value === undefined) return rejected // a required member is missing
       const decoded = m.decode(value)
-      if (decoded === rejected) {
-        refusal?.unshift(m.name)
-        return rejected
-      }
+      if (decoded === rejected || decoded instanceof NotAnObject) return refusedAt(decoded, m.name)
       out[m.name] = decoded
     }
     return checksPass(checks, out, ast) ? out : rejected
@@ -161,21 +162,16 @@ const union = (schema: Schema.Top & { readonly members: ReadonlyArray<Schema.Top
     let found: unknown = rejected
     let allRefused = true
     for (const decode of members) {
-      refusal = undefined
       const decoded = decode(input)
-      if (decoded === rejected) {
-        if (refusal === undefined) allRefused = false
+      if (decoded === rejected || decoded instanceof NotAnObject) {
+        if (decoded !== atTop) allRefused = false
         continue
       }
-      if (found !== rejected) {
-        refusal = undefined
-        return rejected
-      }
+      if (found !== rejected) return rejected
       found = decoded
     }
     // a raw number that every member refuses as not an object is not an object here either; else the schema says why
-    refusal = found === rejected && allRefused && isRawJson(input) ? [] : undefined
-    return found
+    return found === rejected && allRefused ? atTop : found
   }
 }
 
@@ -190,10 +186,7 @@ const array = (schema: Schema.Top & { readonly value: Schema.Top }): FastDecode 
     const out: Array<unknown> = new Array(input.length)
     for (let i = 0; i < input.length; i++) {
       const decoded = item(input[i])
-      if (decoded === rejected) {
-        refusal?.unshift(i)
-        return rejected
-      }
+      if (decoded === rejected || decoded instanceof NotAnObject) return refusedAt(decoded, i)
       out[i] = decoded
     }
     return checksPass(checks, out, ast) ? out : rejected
