@@ -59,17 +59,61 @@ function exactReviver(this: unknown, key: string, value: unknown, context?: { so
 const INEXACT_NUMBER = /[:,[]-?(?:[\d.]{16}|[\d.]+[eE])/
 
 /**
+ * What `JSON.parse(text, reviver)` makes of `value`, a fresh result of plain
+ * `JSON.parse`: children first (in place), then the value itself, as a reviver
+ * sees them. One pass over each object's keys, which allocates nothing for an
+ * object without `$` keys.
+ */
+const revived = (value: unknown): unknown => {
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i]
+      if (v !== null && typeof v === "object") value[i] = revived(v)
+    }
+    return value
+  }
+  const record = value as Record<string, unknown>
+  let count = 0
+  let escaped = false
+  for (const k in record) {
+    if (!Object.hasOwn(record, k)) continue
+    count += 1
+    if (k.charCodeAt(0) === 36 /* $ */) escaped = true
+    const v = record[k]
+    if (v === null || typeof v !== "object") continue
+    const w = revived(v)
+    // an own data property, "__proto__" included (JSON.parse defines it): assigning writes it, not the prototype
+    if (w !== v) record[k] = w
+  }
+  if (!escaped) return record
+  if (count === 1 && typeof record[BIGINT] === "string" && Object.hasOwn(record, BIGINT)) {
+    return BigInt(record[BIGINT] as string)
+  }
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k.charCodeAt(0) === 36 ? k.slice(1) : k, v]))
+}
+
+/**
  * Reads back what `encode` wrote. Free-form caller data (metadata) may hold a
  * number a double cannot (`12345678901234567890`, `1e400`): it was kept as its
- * literal (a raw JSON number, as the wire parser reads it) and comes back so.
- * Text without `"$` holds no bigint marker and no escaped key (and no `\u`
- * escape that could spell one), and text without a long digit run or an
- * exponent no such number, so the reviver would change nothing: plain
- * `JSON.parse` is used, about 6x faster.
+ * literal (a raw JSON number, as the wire parser reads it) and comes back so;
+ * only then is `JSON.parse` given a reviver (it needs each number's source).
+ * Otherwise the text is parsed plainly and, when it holds `"$` or a `\u`
+ * escape (that could spell one), bigint markers and escaped keys are undone
+ * by one walk of the parsed tree, bottom-up as a reviver would: a reviver
+ * makes `JSON.parse` call back into JavaScript for every value and hand it
+ * its source text: a stored conversion (545 bytes, six bigints) took 38 µs
+ * that way on the bench VM, 13 µs parsed and walked (a plain parse: 4.8 µs).
  */
 export const decode = (text: string): unknown =>
   INEXACT_NUMBER.test(text)
     ? JSON.parse(text, exactReviver as (key: string, value: unknown) => unknown)
     : text.includes('"$') || text.includes("\\u")
-      ? JSON.parse(text, reviver)
+      ? revived(JSON.parse(text))
       : JSON.parse(text)
+
+/** @internal `decode` by `JSON.parse`'s reviver, as it was: what the walk is held to in tests. */
+export const decodeByReviver = (text: string): unknown =>
+  INEXACT_NUMBER.test(text)
+    ? JSON.parse(text, exactReviver as (key: string, value: unknown) => unknown)
+    : JSON.parse(text, reviver)
