@@ -60,37 +60,26 @@ const INEXACT_NUMBER = /[:,[]-?(?:[\d.]{16}|[\d.]+[eE])/
 
 /**
  * What `JSON.parse(text, reviver)` makes of `value`, a fresh result of plain
- * `JSON.parse`: children first (in place), then the value itself, as a reviver
- * sees them. One pass over each object's keys, which allocates nothing for an
- * object without `$` keys.
+ * `JSON.parse`: children first (in place), then the value itself through
+ * `reviver`, only when it has a `$` key (the one case `reviver` changes).
  */
 const revived = (value: unknown): unknown => {
   if (value === null || typeof value !== "object") return value
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i]
-      if (v !== null && typeof v === "object") value[i] = revived(v)
-    }
+    for (let i = 0; i < value.length; i++) value[i] = revived(value[i])
     return value
   }
   const record = value as Record<string, unknown>
-  let count = 0
   let escaped = false
   for (const k in record) {
     if (!Object.hasOwn(record, k)) continue
-    count += 1
     if (k.charCodeAt(0) === 36 /* $ */) escaped = true
     const v = record[k]
-    if (v === null || typeof v !== "object") continue
     const w = revived(v)
     // an own data property, "__proto__" included (JSON.parse defines it): assigning writes it, not the prototype
     if (w !== v) record[k] = w
   }
-  if (!escaped) return record
-  if (count === 1 && typeof record[BIGINT] === "string" && Object.hasOwn(record, BIGINT)) {
-    return BigInt(record[BIGINT] as string)
-  }
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k.charCodeAt(0) === 36 ? k.slice(1) : k, v]))
+  return escaped ? reviver("", record) : record
 }
 
 /**
@@ -114,6 +103,4 @@ export const decode = (text: string): unknown =>
 
 /** @internal `decode` by `JSON.parse`'s reviver, as it was: what the walk is held to in tests. */
 export const decodeByReviver = (text: string): unknown =>
-  INEXACT_NUMBER.test(text)
-    ? JSON.parse(text, exactReviver as (key: string, value: unknown) => unknown)
-    : JSON.parse(text, reviver)
+  JSON.parse(text, (INEXACT_NUMBER.test(text) ? exactReviver : reviver) as (key: string, value: unknown) => unknown)
