@@ -34,7 +34,9 @@
  *   parse, decode, quote, store in Maps, present, log) runs in the same rounds.
  *   It is not judged; it tells what share of the gap to bare is the work itself
  *   on this machine and what share the layers (HTTP API, engine, Effect runtime,
- *   Store port) add.
+ *   Store port) add. A second floor, `KEEP_ROWS=0` (the same, but each row is
+ *   dropped instead of kept), tells what keeping a growing set of rows in the
+ *   heap costs under load: every in-memory store pays it.
  *
  * BENCH_SECONDS (default 5) per run, BENCH_WARMUP (default 3) seconds,
  * BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 10), BENCH_STORE
@@ -217,6 +219,7 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
   let server: Child | undefined
   let bare: Child | undefined
   let floor: Child | undefined
+  let floorNoRows: Child | undefined
   try {
     server = await startChild(join(here, "../src/main.ts"), {
       DATA_DIR: dataDir,
@@ -239,20 +242,25 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
     // the floor beside the memory store: the same work without the layers (see minimal-server.ts)
     if (storeKind === "memory" && withFloor) {
       floor = await startChild(join(here, "minimal-server.ts"), { BENCH_KEY: biz.secret_key_live })
+      floorNoRows = await startChild(join(here, "minimal-server.ts"), {
+        BENCH_KEY: biz.secret_key_live,
+        KEEP_ROWS: "0"
+      })
     }
 
     const sides = {
       bare: { target: bare, path: "/" },
       server: { target: server, path: "/v1/minting/offramp" },
-      floor: { target: floor, path: "/v1/minting/offramp" }
+      floor: { target: floor, path: "/v1/minting/offramp" },
+      floorNoRows: { target: floorNoRows, path: "/v1/minting/offramp" }
     }
     type Side = keyof typeof sides
-    const present: Array<Side> = floor === undefined ? ["bare", "server"] : ["bare", "server", "floor"]
+    const present: Array<Side> = floor === undefined ? ["bare", "server"] : ["bare", "server", "floor", "floorNoRows"]
     const run = (side: Side, duration: number, conns = connections) =>
       load(sides[side].target as Child, sides[side].path, headers, body, duration, conns)
 
     for (const side of present) await run(side, warmup)
-    const runs: Record<Side, Array<Run>> = { bare: [], server: [], floor: [] }
+    const runs: Record<Side, Array<Run>> = { bare: [], server: [], floor: [], floorNoRows: [] }
     for (let round = 0; round < rounds; round++) {
       // each side goes first in turn, so drift and other load on the machine hit all of them
       const order = present.map((_, i) => present[(i + round) % present.length] as Side)
@@ -294,6 +302,10 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       console.log(
         `  floor (minimal-server.ts: the same work from the project's pure functions, no HTTP layer, engine or Effect runtime): ${f0(f.rps, 0)} req/s, CPU ${f0(f.cpu_us, 0)} µs/req, ${((f.rps / med("bare", "rps")) * 100).toFixed(1)}% of bare; the reference server is ${((med("server", "rps") / f.rps) * 100).toFixed(1)}% of the floor`
       )
+      const n = medRun("floorNoRows")
+      console.log(
+        `  floor with rows dropped instead of kept (KEEP_ROWS=0): ${f0(n.rps, 0)} req/s, CPU ${f0(n.cpu_us, 0)} µs/req, ${((n.rps / med("bare", "rps")) * 100).toFixed(1)}% of bare: keeping the rows costs the floor ${f0((f.cpu_us ?? Number.NaN) - (n.cpu_us ?? Number.NaN), 0)} µs of CPU per request`
+      )
     }
     if (probe !== undefined) {
       console.log(
@@ -304,6 +316,7 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       ...runs.server,
       ...runs.bare,
       ...runs.floor,
+      ...runs.floorNoRows,
       ...(probe === undefined ? [] : [probe.bare, probe.server])
     ].reduce((n, r) => n + r.bad, 0)
     console.log(
@@ -318,6 +331,7 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       bare_cpu_us: medRun("bare").cpu_us
     }
   } finally {
+    if (floorNoRows !== undefined) await stop(floorNoRows.child)
     if (floor !== undefined) await stop(floor.child)
     if (bare !== undefined) await stop(bare.child)
     if (server !== undefined) await stop(server.child)
