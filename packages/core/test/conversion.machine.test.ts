@@ -96,6 +96,27 @@ describe("conversion machine: examples", () => {
     expect(
       mustFail(Conversion.create({ gmd_amount: 500000n, destination: "mobile_money", payout_method: short }, ctx)).param
     ).toBe("payout_method.account_name")
+    // at least 3 characters (code points) after trimming, not UTF-16 units: two emoji are two characters
+    for (const account_name of ["😀😀", " a😀 ", "\u{1F1EC}\u{1F1F2}"]) {
+      expect(
+        mustFail(
+          Conversion.create(
+            { gmd_amount: 500000n, destination: "mobile_money", payout_method: { ...short, account_name } },
+            ctx
+          )
+        ).param,
+        account_name
+      ).toBe("payout_method.account_name")
+    }
+    for (const account_name of ["😀😀😀", " Awa ", "Ñdè"]) {
+      expect(
+        Conversion.create(
+          { gmd_amount: 500000n, destination: "mobile_money", payout_method: { ...short, account_name } },
+          ctx
+        )._tag,
+        account_name
+      ).toBe("Success")
+    }
     const ok = must(
       Conversion.create(
         { gmd_amount: 500000n, destination: "mobile_money", payout_method: { ...wallet, account_number: "7654321" } },

@@ -163,6 +163,14 @@ describe("POST /v1/payments", () => {
     expect(err(S, data({ amount: 1, metadata: { ["k".repeat(L.metadata_key_length_max + 1)]: 1 } })).param).toBe(
       "data.metadata"
     )
+    // a key's length counts characters (code points), as every text limit does: 100 emoji fit, 101 do not
+    const emojiKey = (n: number) => "😀".repeat(n)
+    expect(ok(S, data({ amount: 1, metadata: { [emojiKey(L.metadata_key_length_max)]: 1 } })).data.metadata).toEqual({
+      [emojiKey(L.metadata_key_length_max)]: 1
+    })
+    expect(err(S, data({ amount: 1, metadata: { [emojiKey(L.metadata_key_length_max + 1)]: 1 } })).message).toBe(
+      `data.metadata keys must be at most ${L.metadata_key_length_max} characters.`
+    )
     expect(err(S, data({ amount: 1, metadata: [1, 2] })).message).toBe("data.metadata must be an object.")
     expect(err(S, data({ amount: 1, metadata: "x" })).message).toBe("data.metadata must be an object.")
     expect(err(S, data({ amount: 1 }), '{"data":{"amount":1,"metadata":{"__proto__":{"x":1}}}}').param).toBe(

@@ -3,6 +3,7 @@ import { GMD, USD } from "../money/Currency.ts"
 import * as Decimal from "../money/Decimal.ts"
 import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { fail, ok, type Step } from "../Transition.ts"
+import { characters } from "../Text.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
 import { usd_amount_max } from "../wire/Limits.ts"
 import { type Coin, type ConversionConfig, type Markup, type Network, type Quote, quoteGmd, quotePay } from "./Quote.ts"
@@ -193,7 +194,8 @@ export const payoutMethodProblem = (method: PayoutMethod): Errors.DomainError | 
   if (!/^\d{7}$/.test(method.account_number)) {
     return Errors.validation("payout_method.account_number must be exactly 7 digits.", "payout_method.account_number")
   }
-  if (method.account_name.trim().length < 3) {
+  // characters as every text limit counts them (code points): "😀😀" is two, not four UTF-16 units
+  if (characters(method.account_name.trim(), 3) < 3) {
     return Errors.validation(
       "payout_method.account_name must have at least 3 characters.",
       "payout_method.account_name"

@@ -233,7 +233,8 @@ const metadataProblem = (m: Record<string, unknown>): string | undefined => {
   if (keys.length > metadata_keys_max) return `must have at most ${metadata_keys_max} keys`
   for (const key of keys) {
     if (key.length === 0) return "keys must not be empty"
-    if (key.length > metadata_key_length_max) return `keys must be at most ${metadata_key_length_max} characters`
+    if (key.length > metadata_key_length_max && characters(key, metadata_key_length_max) > metadata_key_length_max)
+      return `keys must be at most ${metadata_key_length_max} characters`
     if (key === "__proto__") return "must not use the key __proto__"
     if (!isJsonValue(m[key], body_depth_max)) return `key ${key} must hold a JSON value`
   }
