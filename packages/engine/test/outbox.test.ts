@@ -14,7 +14,7 @@ import {
   type OutboxDoc,
   resend
 } from "../src/outbox/Dispatcher.ts"
-import { enqueue, type OutboxRow } from "../src/outbox/Outbox.ts"
+import { enqueue, type OutboxRow, rowsOf } from "../src/outbox/Outbox.ts"
 import { Notifier } from "../src/ports/Notifier.ts"
 import { type Scope, Store } from "../src/ports/Store.ts"
 
@@ -101,6 +101,48 @@ const resendError = (scope: Scope, id: string) =>
     assert.instanceOf(error, DomainError)
     return (error as DomainError).code
   })
+
+describe("Outbox rows", () => {
+  const input = (targets: ReadonlyArray<{ readonly url: string; readonly target: OutboxRow["target"] }>) => ({
+    ids: ["row_1", "row_2"],
+    event_id: "evt_1",
+    business_id: "biz_a",
+    mode: "test" as const,
+    event: "ramp.paid" as const,
+    payload: { id: "conv_1" },
+    targets,
+    now: 0
+  })
+
+  it("writes one row per distinct URL: a callback_url equal to the webhook URL is delivered to once", () => {
+    const same = rowsOf(
+      input([
+        { url: hook, target: "callback_url" },
+        { url: hook, target: "webhook_url" }
+      ])
+    )
+    assert.deepStrictEqual(
+      same.map((r) => [r.id, r.data.url, r.data.target]),
+      [["row_1", hook, "callback_url"]]
+    )
+    const both = rowsOf(
+      input([
+        { url: callback, target: "callback_url" },
+        { url: hook, target: "webhook_url" }
+      ])
+    )
+    assert.deepStrictEqual(
+      both.map((r) => [r.id, r.data.url, r.data.target]),
+      [
+        ["row_1", callback, "callback_url"],
+        ["row_2", hook, "webhook_url"]
+      ]
+    )
+    // one event: the same id and the same bytes to every target
+    assert.deepStrictEqual(new Set(both.map((r) => r.data.event_id)), new Set(["evt_1"]))
+    assert.strictEqual(both[0]?.data.body, both[1]?.data.body)
+  })
+})
 
 describe("Backoff", () => {
   it("doubles from 30 s and caps at 6 h", () => {
