@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
-import { EntropyPool, layer, uuidFrom } from "../src/adapters/Ids.ts"
+import { EntropyPool, layer, makeUuidV7, uuidFrom } from "../src/adapters/Ids.ts"
 import { Ids } from "../src/ports/Ids.ts"
 
 /**
@@ -82,17 +82,77 @@ describe("EntropyPool", () => {
   })
 })
 
+/** The Unix milliseconds of a v7 UUID (its first 48 bits). */
+const msOf = (u: string) => Number.parseInt(u.slice(0, 8) + u.slice(9, 13), 16)
+
+describe("makeUuidV7", () => {
+  it("puts the clock's milliseconds first and orders ids within a millisecond by a sequence", () => {
+    let t = 1_795_826_091_294
+    const next = makeUuidV7(new EntropyPool(4096), () => t)
+    const a = next()
+    const b = next()
+    expect(msOf(a)).toBe(t)
+    expect(msOf(b)).toBe(t)
+    expect(b > a).toBe(true)
+    // the sequence (12 bits after the version digit) goes up by one within the millisecond
+    expect(Number.parseInt(b.slice(15, 18), 16)).toBe(Number.parseInt(a.slice(15, 18), 16) + 1)
+    // it starts below the midpoint, so 2,048 more ids fit in the millisecond
+    expect(Number.parseInt(a.slice(15, 18), 16)).toBeLessThan(0x800)
+    t += 1
+    expect(msOf(next())).toBe(t)
+  })
+
+  it("keeps increasing when the clock stands still, steps back, or 4,096 ids fall in one millisecond", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -5, max: 3 }), { minLength: 1, maxLength: 6000 }),
+        fc.integer({ min: 0, max: 2 ** 47 }),
+        (steps, start) => {
+          let t = start
+          const next = makeUuidV7(new EntropyPool(4096), () => t)
+          let previous = next()
+          let clockMax = t
+          for (const step of steps) {
+            t = Math.max(0, t + step)
+            clockMax = Math.max(clockMax, t)
+            const u = next()
+            expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+            if (!(u > previous)) return false
+            // never behind the latest time the clock showed; ahead only by overflowed milliseconds
+            if (msOf(u) < clockMax || msOf(u) > clockMax + Math.ceil(steps.length / 2048) + 1) return false
+            previous = u
+          }
+          return true
+        }
+      ),
+      { numRuns: 60 }
+    )
+  })
+
+  it("keeps 62 random bits after the time and the sequence", () => {
+    const next = makeUuidV7(new EntropyPool(4096), () => 1_000)
+    const tails = new Set(Array.from({ length: 3000 }, () => next().slice(19)))
+    expect(tails.size).toBe(3000)
+  })
+})
+
 describe("IdsAdapter.layer (pooled crypto)", () => {
-  it.effect("serves RFC 9562 v4 UUIDs, 32-bit numbers and fresh secret bytes, none repeated", () =>
+  it.effect("serves RFC 9562 v7 UUIDs in increasing order, 32-bit numbers and fresh secret bytes, none repeated", () =>
     Effect.gen(function* () {
       const ids = yield* Ids
       const uuids = new Set<string>()
       const numbers = new Set<number>()
       const secrets = new Set<string>()
       // several refills of the 4096-byte pool, draws of every kind interleaved
+      let previous = ""
       for (let i = 0; i < 2000; i++) {
+        const before = Date.now()
         const u = yield* ids.uuid
-        expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        expect(u > previous, `${u} after ${previous}`).toBe(true)
+        // its time: the wall clock's, or ahead of it only if 2,048 ids fell in one millisecond
+        expect(msOf(u)).toBeGreaterThanOrEqual(before - 1)
+        previous = u
         uuids.add(u)
         const n = yield* ids.random32
         expect(Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff).toBe(true)

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Resources } from "@xaalis/core"
-import { Store } from "@xaalis/engine"
-import { Effect, Schema } from "effect"
+import { Decimal, Resources } from "@xaalis/core"
+import { IdsAdapter, MemoryStore, Sandbox, Store } from "@xaalis/engine"
+import { Effect, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as PaymentLinks from "../src/usecases/PaymentLinks.ts"
 import { business, codeOf, testLayer } from "./setup.ts"
@@ -103,5 +103,28 @@ describe("payment links", () => {
         [1]
       )
     }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("list: objects created in the same millisecond come back newest first (the ids are time-ordered)", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      // the TestClock stands still: every link has the same created_at, so only the ids order them
+      const amounts = Array.from({ length: 40 }, (_, i) => BigInt(i + 1) * 100n)
+      for (const amount of amounts) yield* PaymentLinks.createPaymentLink(live, { amount })
+      const all = yield* PaymentLinks.listPaymentLinks(live, { limit: 100, offset: 0 })
+      assert.strictEqual(new Set(all.data.map((l) => l.createdAt)).size, 1)
+      assert.deepStrictEqual(
+        all.data.map((l) => l.amount),
+        amounts.map((a) => Number(a) / 100).reverse()
+      )
+    }).pipe(
+      // the process's own ids (the crypto adapter), not the tests' counter
+      Effect.provide(
+        Layer.mergeAll(
+          MemoryStore.layer,
+          Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provideMerge(IdsAdapter.layer))
+        )
+      )
+    )
   )
 })

@@ -83,14 +83,69 @@ export const uuidFrom = (pool: EntropyPool): string => {
   return uuidText.toString("latin1")
 }
 
+/**
+ * Time-ordered (version 7) UUIDs of RFC 9562, in one process's sequence:
+ * 48 bits of Unix milliseconds, then a 12-bit sequence within the millisecond
+ * (RFC 9562 §6.2, method 1, the counter's start drawn at random below its
+ * midpoint at each new millisecond), then 62 random bits. Each id is greater
+ * than the one before it (as bytes, and as text: lowercase hex), even when the
+ * wall clock steps back or 2,048+ ids fall in one millisecond (the time part
+ * then runs ahead of the clock until the clock catches up). So objects listed
+ * newest first by `created_at`, then by id (the Store port's order), come
+ * back in creation order when they were created in the same millisecond.
+ * The 62 random bits keep ids unguessable from one another (a hosted page's
+ * URL carries its object's id).
+ * @internal
+ */
+export const makeUuidV7 = (pool: EntropyPool, now: () => number = Date.now): (() => string) => {
+  let lastMs = -1
+  let seq = 0
+  return () => {
+    const entropy = pool.bytes
+    const from = pool.take(16)
+    let ms = now()
+    if (ms > lastMs) {
+      lastMs = ms
+      // the sequence starts low enough to leave room for 2,048 more ids in this millisecond
+      seq = (((entropy[from + 6] as number) << 8) | (entropy[from + 7] as number)) & 0x7ff
+    } else {
+      ms = lastMs
+      seq += 1
+      if (seq > 0xfff) {
+        ms = lastMs += 1
+        seq = 0
+      }
+    }
+    const high = Math.floor(ms / 0x1_0000_0000)
+    const low = ms >>> 0
+    let at = 0
+    for (let i = 0; i < 16; i++) {
+      let byte: number
+      if (i < 2) byte = (high >>> (8 * (1 - i))) & 0xff
+      else if (i < 6) byte = (low >>> (8 * (5 - i))) & 0xff
+      else if (i === 6) byte = 0x70 | (seq >>> 8)
+      else if (i === 7) byte = seq & 0xff
+      else if (i === 8)
+        byte = ((entropy[from + i] as number) & 0x3f) | 0x80 // the variant (10xx)
+      else byte = entropy[from + i] as number
+      if (i === 4 || i === 6 || i === 8 || i === 10) uuidText[at++] = 0x2d // "-"
+      uuidText[at++] = hexDigits[byte >> 4] as number
+      uuidText[at++] = hexDigits[byte & 0x0f] as number
+    }
+    return uuidText.toString("latin1")
+  }
+}
+
 /** The process's pool: UUIDs, 32-bit numbers and secrets all draw from it. */
 const pool = new EntropyPool(4096)
+/** The process's object ids (see `makeUuidV7`). */
+const uuidV7 = makeUuidV7(pool)
 
-/** Cryptographic randomness from Node's `crypto` (CSPRNG), pooled. */
+/** Cryptographic randomness from Node's `crypto` (CSPRNG), pooled; ids time-ordered (UUIDv7). */
 export const layer: Layer.Layer<Ids> = Layer.succeed(
   Ids,
   Ids.of({
-    uuid: Effect.sync(() => uuidFrom(pool)),
+    uuid: Effect.sync(uuidV7),
     random32: Effect.sync(() => pool.uint32()),
     bytes: (n) => Effect.sync(() => pool.draw(n))
   })

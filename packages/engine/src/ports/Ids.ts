@@ -7,7 +7,13 @@ import { Context, type Effect } from "effect"
 export class Ids extends Context.Service<
   Ids,
   {
-    /** A random UUID (v4). */
+    /**
+     * A fresh UUID, never guessable from another one. Ties in the Store's list
+     * order (`created_at`, then id) follow the ids: the reference adapter's
+     * are time-ordered (v7), so objects created in the same millisecond list
+     * in creation order; random (v4) ids are valid too, and leave such ties in
+     * a fixed but arbitrary order.
+     */
     readonly uuid: Effect.Effect<string>
     /** An unsigned 32-bit random integer. */
     readonly random32: Effect.Effect<number>
