@@ -320,6 +320,9 @@ describe("invoice creation", () => {
     expect(published({ ...base, due_date: "2026-12-31" }).overdue_at).toBe(Date.UTC(2027, 0, 1))
     expect(published({ ...base, due_date: "2026-03-10T15:30:00+01:00" }).overdue_at).toBe(Date.UTC(2026, 2, 10, 14, 30))
     expect(published({ ...base, due_date: "2026-03-10T15:30:00Z" }).due_date).toBe("2026-03-10T15:30:00Z")
+    // without a zone: The Gambia's time, which is UTC; kept as sent
+    expect(published({ ...base, due_date: "2026-03-10T15:30:00" }).overdue_at).toBe(Date.UTC(2026, 2, 10, 15, 30))
+    expect(published({ ...base, due_date: "2026-03-10T15:30:00" }).due_date).toBe("2026-03-10T15:30:00")
     const noDue = published({ amount: 100n, customer: "c" })
     expect([noDue.due_date, noDue.overdue_at]).toEqual([null, null])
   })
@@ -336,7 +339,7 @@ describe("invoice creation", () => {
       [{ amount: 100n, customer_email: "a@b.gm", customer_name: "   " }, "customer_name"],
       [{ ...base, due_date: "10/02/2026" }, "due_date"],
       [{ ...base, due_date: "2026-02-30" }, "due_date"],
-      [{ ...base, due_date: "2026-02-10T10:00:00" }, "due_date"],
+      [{ ...base, due_date: "2026-02-10T24:00:00" }, "due_date"],
       [{ ...base, invoice_number: "" }, "invoice_number"],
       [{ ...base, invoice_number: 0 }, "invoice_number"],
       [{ ...base, invoice_number: 1.5 }, "invoice_number"],

@@ -293,10 +293,24 @@ describe("POST /v1/minting/intents", () => {
     })
   })
 
+  it("reads a date-time without a zone as The Gambia's time: UTC", () => {
+    for (const [text, ms] of [
+      ["2026-12-01T10:00:00", Date.UTC(2026, 11, 1, 10)],
+      ["2026-12-01T10:00", Date.UTC(2026, 11, 1, 10)],
+      ["2026-12-01 10:00:00.250", Date.UTC(2026, 11, 1, 10, 0, 0, 250)]
+    ] as const) {
+      expect(ok(S, { amount: 5, expires_at: text }).expires_at, text).toEqual({ text, ms, date_only: false })
+      expect(ok(S, { amount: 5, expires_at: text }).expires_at?.ms).toBe(
+        ok(S, { amount: 5, expires_at: `${text}Z` }).expires_at?.ms
+      )
+    }
+  })
+
   it("rejects bad fields", () => {
     expect(err(S, { amount: 5, currency: "EUR" }).param).toBe("currency")
     expect(err(S, { amount: 5, expires_at: "next week" }).param).toBe("expires_at")
-    expect(err(S, { amount: 5, expires_at: "2026-12-01T10:00:00" }).param).toBe("expires_at") // no zone
+    expect(err(S, { amount: 5, expires_at: "2026-12-01T10:00:00+24:00" }).param).toBe("expires_at")
+    expect(err(S, { amount: 5, expires_at: "2026-12-01T10:00:00GMT" }).param).toBe("expires_at")
     expect(err(S, { amount: 5, expires_at: 1796115600000 }).param).toBe("expires_at")
     expect(err(S, { amount: 5.001 }).param).toBe("amount")
     expect(err(S, { amount: 20_000_000 }).param).toBe("amount") // over the USD maximum

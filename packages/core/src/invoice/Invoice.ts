@@ -193,10 +193,7 @@ const stringProblem = (
 export const overdueInstant = (due_date: string): number | Errors.DomainError => {
   const parsed = parseIso(due_date)
   if (parsed === undefined) {
-    return Errors.validation(
-      "due_date must be a date (YYYY-MM-DD) or an ISO 8601 date-time with a time zone.",
-      "due_date"
-    )
+    return Errors.validation("due_date must be a date (YYYY-MM-DD) or an ISO 8601 date-time.", "due_date")
   }
   return parsed.date_only ? nextUtcMidnight(parsed.ms) : parsed.ms
 }

@@ -74,12 +74,13 @@ const daysInMonth = (year: number, month: number): number =>
       ? 30
       : 31
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2}))?$/
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/
 
 /**
  * A parsed ISO 8601 instant. `date_only` tells a calendar date (`YYYY-MM-DD`,
- * taken at 00:00 UTC) from a date-time. Date-times must carry `Z` or an offset:
- * an instant without a zone is ambiguous and refused.
+ * taken at 00:00 UTC) from a date-time. A date-time without `Z` or an offset is
+ * ISO 8601 local time, and the service's local time is The Gambia's: GMT all
+ * year (no daylight saving), so it reads as UTC.
  */
 export interface ParsedIso {
   readonly ms: number

@@ -283,7 +283,7 @@ const TimestampValue = Schema.declare<Timestamp>(
   { description: "A parsed ISO 8601 timestamp" }
 )
 
-const timestampMessage = "must be an ISO 8601 date-time with a time zone (2026-11-21T09:00:00Z) or a date (2026-11-21)"
+const timestampMessage = "must be an ISO 8601 date-time (2026-11-21T09:00:00Z) or a date (2026-11-21)"
 
 /** The timestamp `text` stands for, or undefined when it is not one. */
 const timestampOf = (text: string): Timestamp | undefined => {
@@ -291,11 +291,11 @@ const timestampOf = (text: string): Timestamp | undefined => {
   return parsed === undefined ? undefined : { text, ms: parsed.ms, date_only: parsed.date_only }
 }
 
-/** An ISO 8601 date-time with `Z` or an offset, or a `YYYY-MM-DD` date. */
+/** An ISO 8601 date-time (without `Z` or an offset: The Gambia's time, UTC), or a `YYYY-MM-DD` date. */
 export const IsoTimestamp = (description: string) =>
   withFast(
     Schema.String.annotate({
-      description: `${description}: ISO 8601 date-time with time zone, or YYYY-MM-DD`,
+      description: `${description}: ISO 8601 date-time (without a zone: The Gambia's time, which is UTC), or YYYY-MM-DD`,
       message: timestampMessage
     }).pipe(
       Schema.decodeTo(TimestampValue, {
