@@ -30,6 +30,34 @@ export const paymentIntent = (pi: PaymentIntent.PaymentIntent) => ({
   metadata: pi.metadata
 })
 
+/**
+ * The payload of a payment intent's `charge.succeeded` and `charge.failed`:
+ * the intent object, plus the charge keys of the spec's Events rule 3 that an
+ * intent can answer, so a receiver written for rule 3 finds them: `id` (the
+ * intent's id: rule 2 says to match on the payload's `id`), `type`
+ * `"payment"`, `reference` (the intent's id), `payment_method` (the
+ * mobile-money network, or null), `transaction_reference` (null: the
+ * processor port reports no reference), the owner, `test_mode`, `createdAt`,
+ * `updatedAt`. `status` stays the intent's (`successful`, `failed`): rule 3's
+ * `partially_paid`/`completed` are a stablecoin request's.
+ */
+export const intentCharge = (
+  pi: PaymentIntent.PaymentIntent,
+  owner: { readonly business_id: string; readonly account_id: string | null }
+) => ({
+  id: pi.payment_intent_id,
+  type: "payment" as const,
+  ...paymentIntent(pi),
+  payment_method: pi.network,
+  reference: pi.payment_intent_id,
+  transaction_reference: null,
+  account_id: owner.account_id,
+  business_id: owner.business_id,
+  test_mode: pi.test_mode,
+  createdAt: iso(pi.created_at),
+  updatedAt: iso(pi.updated_at)
+})
+
 /** The Payment link object: the spec's four fields plus those of decisions §5. */
 export const paymentLink = (l: PaymentLink.PaymentLink) => ({
   id: l.id,

@@ -144,7 +144,7 @@ describe("payment intents", () => {
 
   it.effect("business bears the fee: success credits amount - fee, fee to fee_revenue, charge.succeeded sent", () =>
     Effect.gen(function* () {
-      const { live } = yield* business()
+      const { live, created } = yield* business()
       const pi = yield* PaymentIntents.createPaymentIntent(live, { amount: 10000n, callback_url: cb })
       const done = yield* PaymentIntents.reportPaymentOutcome(live, pi.payment_intent_id, "succeeded")
       assert.strictEqual(done.status, "successful")
@@ -161,7 +161,20 @@ describe("payment intents", () => {
         rows.map((r) => r.event),
         ["payment_intent.created", "charge.succeeded"]
       )
-      assert.deepStrictEqual(rows[1]?.parsed.payload, done)
+      // the intent, plus the charge keys of the spec's Events rule 3 (the TestClock stands at 0)
+      assert.deepStrictEqual(rows[1]?.parsed.payload, {
+        id: pi.payment_intent_id,
+        type: "payment",
+        ...done,
+        payment_method: null,
+        reference: pi.payment_intent_id,
+        transaction_reference: null,
+        account_id: created.account_id,
+        business_id: created.id,
+        test_mode: false,
+        createdAt: "1970-01-01T00:00:00.000Z",
+        updatedAt: "1970-01-01T00:00:00.000Z"
+      })
       const doc = yield* Effect.flatMap(Store, (s) =>
         s.transact((tx) => tx.get("payment_intent", pi.payment_intent_id))
       )
@@ -218,8 +231,13 @@ describe("payment intents", () => {
 
   it.effect("failure: charge.failed, nothing booked, then final", () =>
     Effect.gen(function* () {
-      const { test } = yield* business()
-      const pi = yield* PaymentIntents.createPaymentIntent(test, { amount: 5000n, callback_url: cb })
+      const { test, created } = yield* business()
+      const pi = yield* PaymentIntents.createPaymentIntent(test, {
+        amount: 5000n,
+        callback_url: cb,
+        network: "wave",
+        account_number: "7012345"
+      })
       const failed = yield* PaymentIntents.reportPaymentOutcome(
         test,
         pi.payment_intent_id,
@@ -234,7 +252,19 @@ describe("payment intents", () => {
         rows.map((r) => r.event),
         ["payment_intent.created", "charge.failed"]
       )
-      assert.deepStrictEqual(rows[1]?.parsed.payload, failed)
+      assert.deepStrictEqual(rows[1]?.parsed.payload, {
+        id: pi.payment_intent_id,
+        type: "payment",
+        ...failed,
+        payment_method: "wave",
+        reference: pi.payment_intent_id,
+        transaction_reference: null,
+        account_id: created.account_id,
+        business_id: created.id,
+        test_mode: true,
+        createdAt: "1970-01-01T00:00:00.000Z",
+        updatedAt: "1970-01-01T00:00:00.000Z"
+      })
       const doc = yield* store.transact((tx) => tx.get("payment_intent", pi.payment_intent_id))
       assert.strictEqual((doc?.data as { failure_reason: string } | undefined)?.failure_reason, "insufficient funds")
       const late = yield* failCode(PaymentIntents.reportPaymentOutcome(test, pi.payment_intent_id, "succeeded"))

@@ -40,20 +40,33 @@ const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, 
 const processorUnavailable = () =>
   new DomainError({ code: "internal_error", message: "The payment processor could not open a checkout; try again." })
 
+/** The business's account id, for a charge event's payload (null if the business row is gone). */
+const accountOf = (tx: Tx, business_id: string) =>
+  Effect.map(tx.get("business", business_id), (doc) =>
+    doc === undefined ? null : (doc.data as { readonly account_id: string }).account_id
+  )
+
 /**
  * Writes the events of a step to the outbox in the caller's unit of work: one
  * row per event to the intent's `callback_url` (none without one). The payload
- * is the presented intent.
+ * is the presented intent; a charge event's also carries the charge keys of
+ * the spec's Events rule 3 (`Present.intentCharge`).
  */
 const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<PaymentIntent.PaymentIntentEvent>, t: number) =>
   Effect.gen(function* () {
     for (const event of events) {
       const url = event.payment_intent.callback_url
       if (url === null) continue
+      const charge = event.type === "charge.succeeded" || event.type === "charge.failed"
       yield* publish(tx, {
         scope,
         event: event.type,
-        payload: Present.paymentIntent(event.payment_intent),
+        payload: charge
+          ? Present.intentCharge(event.payment_intent, {
+              business_id: scope.business_id,
+              account_id: yield* accountOf(tx, scope.business_id)
+            })
+          : Present.paymentIntent(event.payment_intent),
         targets: [{ url, target: "callback_url" }],
         now: t
       })
