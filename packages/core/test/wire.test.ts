@@ -360,7 +360,11 @@ describe("POST /v1/payment-links", () => {
       "\u2067x",
       "\u2068x",
       "a\u2028b",
-      "a\u2029b"
+      "a\u2029b",
+      // bidi marks: a leading one sets the direction of a page's <bdi> ("\u200f1000 - 1" read "1 - 1000")
+      "\u200f1000 - 1",
+      "\u061c1000.00-1",
+      "a\u200eb"
     ]) {
       expect(err(S, data({ amount: 1, title })).message, JSON.stringify(title)).toBe(
         "data.title must not contain control characters."
@@ -369,8 +373,25 @@ describe("POST /v1/payment-links", () => {
     // free text takes line breaks, the separators included, but no bidi controls
     expect(ok(S, data({ amount: 1, description: "a\u2028b\u2029c\nd" })).data.description).toBe("a\u2028b\u2029c\nd")
     expect(err(S, data({ amount: 1, description: "a\u202eb" })).param).toBe("data.description")
-    // right-to-left text and the characters around the ranges are text
-    for (const title of ["متجر كيرابا", "שלום", "a\u00a0b", "a\u2027b", "a\u202fb", "a\u2065b", "a\u206ab", "é"]) {
+    // nothing visible is blank: white space and zero-width characters alone
+    for (const title of ["\u200b", " \u200b\u200c\u200d ", "\u2060", "\ufeff", "\u180e", "\u3000"]) {
+      expect(err(S, data({ amount: 1, title })).message, JSON.stringify(title)).toBe("data.title must not be blank.")
+    }
+    // right-to-left text and the characters around the ranges are text; joiners inside text too
+    for (const title of [
+      "متجر كيرابا",
+      "שלום",
+      "a\u00a0b",
+      "a\u2027b",
+      "a\u202fb",
+      "a\u2065b",
+      "a\u206ab",
+      "é",
+      "a\u200db",
+      "👩\u200d💻",
+      "a\u200dc\u061bd",
+      "a\u200dc\u061dd"
+    ]) {
       expect(ok(S, data({ amount: 1, title })).data.title, JSON.stringify(title)).toBe(title)
     }
   })

@@ -62,12 +62,14 @@ export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]
 
 /**
  * Control characters: C0, DEL and C1 (U+0080–U+009F); the line and paragraph
- * separators (U+2028, U+2029) outside free text; and the bidi embeddings,
+ * separators (U+2028, U+2029) outside free text; the bidi embeddings,
  * overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder the
  * text around them where it is shown (a title "Refund \u202E00.0001\u202C GMD"
- * reads "Refund 1000.00 GMD" on a payment page). Right-to-left text needs none
- * of them. `multiline` allows tab, line feed, carriage return and the two
- * separators.
+ * reads "Refund 1000.00 GMD" on a payment page); and the bidi marks (U+200E,
+ * U+200F, U+061C), which set the direction of a page's `<bdi>` when they lead
+ * ("\u200F1000 - 1" reads "1 - 1000"). Right-to-left text needs none of them:
+ * its letters carry their direction. `multiline` allows tab, line feed,
+ * carriage return and the two separators.
  */
 const hasControl = (s: string, multiline: boolean): boolean => {
   for (let i = 0; i < s.length; i++) {
@@ -75,12 +77,22 @@ const hasControl = (s: string, multiline: boolean): boolean => {
     if (c < 0x20) {
       if (!(multiline && (c === 0x09 || c === 0x0a || c === 0x0d))) return true
     } else if (c >= 0x7f && c <= 0x9f) return true
-    else if (c >= 0x2028 && c <= 0x2069) {
+    else if (c >= 0x200e && c <= 0x2069) {
+      if (c === 0x200e || c === 0x200f) return true
       if (c === 0x2028 || c === 0x2029 ? !multiline : (c >= 0x202a && c <= 0x202e) || c >= 0x2066) return true
-    }
+    } else if (c === 0x061c) return true
   }
   return false
 }
+
+/**
+ * Blank: nothing a reader sees. White space (as `trim` knows it) and the
+ * invisible format characters that may stand alone: zero-width space, joiners
+ * (U+200B–U+200D), word joiner (U+2060), Mongolian vowel separator (U+180E),
+ * zero-width no-break space (U+FEFF). Inside text they are kept (a joiner
+ * builds emoji and some scripts' letters); alone they make a blank title.
+ */
+const BLANK = /^[\s\u180e\u200b-\u200d\u2060\ufeff]*$/u
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 export interface TextOptions {
@@ -129,7 +141,7 @@ export const Text = (options: TextOptions) => {
         ? LONE_SURROGATE.test(s)
           ? "must be valid Unicode text"
           : undefined
-        : options.blank !== true && min > 0 && s.trim().length === 0
+        : options.blank !== true && min > 0 && BLANK.test(s)
           ? "must not be blank"
           : hasControl(s, multiline)
             ? "must not contain control characters"
