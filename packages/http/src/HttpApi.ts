@@ -586,7 +586,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     }
     let text = ""
     if (r.method !== "GET") {
-      const read = jsonText(await req.read(body_max_bytes), req.header("content-type"))
+      const read = jsonText(await req.read(body_max_bytes), req.header("content-type"), req.header("content-encoding"))
       if (!read.ok) return errorResponse(read.error)
       text = read.text
     }

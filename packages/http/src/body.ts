@@ -76,14 +76,36 @@ export const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Ar
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
+/** No `Content-Encoding`, or `identity`: the body's bytes are the content itself. */
+export const isIdentityEncoding = (contentEncoding: string | null | undefined): boolean =>
+  contentEncoding === null ||
+  contentEncoding === undefined ||
+  contentEncoding === "" ||
+  contentEncoding.trim().toLowerCase() === "identity"
+
 /**
  * A capped body of a POST or PUT as JSON text: JSON media type whenever it is
- * not empty, valid UTF-8. An empty body is `""` (the caller decides whether
- * one is required).
+ * not empty, no content coding, valid UTF-8. An empty body is `""` (the
+ * caller decides whether one is required). A body sent with a
+ * `Content-Encoding` (gzip, …) is refused rather than read as it is: the API
+ * decodes none, and a proxy that decodes by the header would see other
+ * content than the API does.
  */
-export const jsonText = (read: CappedRead, contentType: string | null): BodyRead => {
+export const jsonText = (
+  read: CappedRead,
+  contentType: string | null,
+  contentEncoding: string | null = null
+): BodyRead => {
   if (!read.ok) return read
   if (read.bytes.byteLength === 0) return { ok: true, text: "" }
+  if (!isIdentityEncoding(contentEncoding)) {
+    return {
+      ok: false,
+      error: Errors.validation(
+        "The request body must not be compressed: no Content-Encoding is supported; send plain JSON."
+      )
+    }
+  }
   if (!isJsonMediaType(contentType)) {
     return {
       ok: false,
@@ -99,6 +121,10 @@ export const jsonText = (read: CappedRead, contentType: string | null): BodyRead
 
 /** The body of a `Request` as JSON text (see `readCapped` and `jsonText`). */
 export const readJsonText = async (request: Request, limit: number): Promise<BodyRead> =>
-  jsonText(await readCapped(request, limit), request.headers.get("content-type"))
+  jsonText(
+    await readCapped(request, limit),
+    request.headers.get("content-type"),
+    request.headers.get("content-encoding")
+  )
 
 export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError

@@ -258,6 +258,36 @@ describe("routing and bodies", () => {
     )
   })
 
+  it("refuses a body sent with a Content-Encoding (none is decoded), and stores nothing", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const raw = '{"data":{"amount":100}}'
+    for (const encoding of ["gzip", "br", "deflate", "GZIP", "identity, gzip"]) {
+      const res = await s.call("POST", "/v1/payment-links", {
+        key,
+        raw,
+        headers: { "content-type": "application/json", "content-encoding": encoding }
+      })
+      expectError(res, 400, "validation_error")
+      expect(res.body.error.message, encoding).toContain("must not be compressed")
+    }
+    expect((await s.call("GET", "/v1/payment-links", { key })).body.meta.total).toBe(0)
+    // identity is no coding at all
+    const plain = await s.call("POST", "/v1/payment-links", {
+      key,
+      raw,
+      headers: { "content-type": "application/json", "content-encoding": " Identity " }
+    })
+    expect(plain.status).toBe(201)
+    // an operation without a body does not care
+    const draft = await s.call("POST", "/v1/invoices/draft", { key, body: { data: { amount: 1, customer: "c" } } })
+    const sent = await s.call("POST", `/v1/invoices/${draft.body.id}/send`, {
+      key,
+      headers: { "content-encoding": "gzip" }
+    })
+    expect(sent.status).toBe(200)
+  })
+
   it("refuses malformed JSON on an operation that takes no body, and nothing changes", async () => {
     s = setup()
     const { secret_key_test: key } = await s.business()

@@ -510,7 +510,9 @@ describe("answerClientErrors", () => {
     try {
       const cases = [
         ["FOO BAR\r\n\r\n", "not valid HTTP"],
-        [`GET /v1/payments HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, "headers are too large"]
+        [`GET /v1/payments HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, "headers are too large"],
+        // an expectation node cannot meet: it would answer a bare 417 with an empty body
+        ["GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n", "supports only 100-continue"]
       ] as const
       for (const [raw, message] of cases) {
         const answer = await rawExchange(port, raw)
@@ -523,6 +525,12 @@ describe("answerClientErrors", () => {
       // a well-formed request on the same server is served as usual
       const ok = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)
       expect(ok.status).toBe(200)
+      // Expect: 100-continue is met as usual
+      const continued = await rawExchange(
+        port,
+        "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+      )
+      expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
     } finally {
       server.close()
       await s.api.dispose()

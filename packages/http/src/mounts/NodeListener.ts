@@ -374,8 +374,9 @@ export const toNodeListener = (
 
 /**
  * Answers requests node:http cannot parse (a malformed request line, headers
- * over node's size limit, …) with the API's error object, `400
- * validation_error`, instead of node's bare status line with an empty body.
+ * over node's size limit, …) and requests with an `Expect` other than
+ * `100-continue` with the API's error object, `400 validation_error`, instead
+ * of node's bare status line with an empty body.
  * Call it once on the server that serves `toNodeListener`.
  *
  * `onAnswer` hears of each such answer (for a request log: these requests never
@@ -389,6 +390,20 @@ export const answerClientErrors = (
   server: Pick<Server, "on">,
   options: { readonly onAnswer?: (answer: { readonly status: 400; readonly message: string }) => void } = {}
 ): void => {
+  // `Expect` other than 100-continue: node would answer a bare 417 with an empty body
+  server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
+    const message = "The Expect header supports only 100-continue."
+    options.onAnswer?.({ status: 400, message })
+    const body = JSON.stringify({ error: { message, code: "validation_error" } })
+    res.shouldKeepAlive = false // the body the client may still send is never read
+    res.writeHead(400, {
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      "content-length": Buffer.byteLength(body)
+    })
+    res.end(body)
+  })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === "ECONNRESET" || !socket.writable) {
       socket.destroy()
