@@ -17,16 +17,19 @@ export interface SchedulerRun {
 
 const batch = 100
 
-/** Repeats a batch job until a batch comes back smaller than the batch size. */
-const drain = <E, R>(job: Effect.Effect<number, E, R>): Effect.Effect<number, E, R> =>
+/** Repeats a batch job until a batch comes back smaller than the batch size, or `stopping` says so. */
+const drain = <E, R>(job: Effect.Effect<number, E, R>, stopping: () => boolean): Effect.Effect<number, E, R> =>
   Effect.gen(function* () {
     let total = 0
-    for (;;) {
+    while (!stopping()) {
       const n = yield* job
       total += n
       if (n < batch) return total
     }
+    return total
   })
+
+const never = () => false
 
 /**
  * Runs everything that fell due at the Clock's current time: expiries of
@@ -36,16 +39,23 @@ const drain = <E, R>(job: Effect.Effect<number, E, R>): Effect.Effect<number, E,
  * the Clock port: with a test clock, advancing time and calling `runDue` runs
  * exactly what fell due. `defer` is the dispatcher's (`Dispatcher.dispatchDue`):
  * false attempts every due delivery, as the sandbox clock advance must.
+ * `stopping` (a graceful stop) is asked before each batch, payout and
+ * delivery: once it says true, the work in flight finishes, nothing more
+ * starts, and the rest stays due for the next pass.
  */
-export const runDue = Effect.fnUntraced(function* (options?: { readonly defer?: boolean }) {
-  const conversions_expired = yield* drain(Conversions.expireDueConversions(batch))
-  const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch))
-  const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch))
-  const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch))
-  const payouts_sent = yield* Conversions.runDuePayouts(batch)
+export const runDue = Effect.fnUntraced(function* (options?: {
+  readonly defer?: boolean
+  readonly stopping?: () => boolean
+}) {
+  const stopping = options?.stopping ?? never
+  const conversions_expired = yield* drain(Conversions.expireDueConversions(batch), stopping)
+  const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch), stopping)
+  const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch), stopping)
+  const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch), stopping)
+  const payouts_sent = stopping() ? 0 : yield* Conversions.runDuePayouts(batch, stopping)
   let webhooks = Dispatcher.nothingDispatched
-  for (;;) {
-    const s = yield* Dispatcher.dispatchDue({ limit: batch, defer: options?.defer ?? true })
+  while (!stopping()) {
+    const s = yield* Dispatcher.dispatchDue({ limit: batch, defer: options?.defer ?? true, stopping })
     webhooks = Dispatcher.addSummaries(webhooks, s)
     if (Dispatcher.processed(s) < batch) break
   }

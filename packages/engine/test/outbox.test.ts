@@ -449,6 +449,52 @@ describe("Outbox dispatcher", () => {
     }).pipe(Effect.provide(MemoryStore.layer))
   )
 
+  it.effect(
+    "asked to stop (a graceful stop), a dispatch finishes and records its attempts in flight and starts no more",
+    () =>
+      Effect.gen(function* () {
+        const { notifier, control: ctl } = yield* MemoryNotifier.make
+        let entered = 0
+        const allIn = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const slow = Notifier.of({
+          deliver: (d) =>
+            Effect.sync(() => {
+              entered += 1
+            }).pipe(
+              Effect.andThen(Effect.suspend(() => (entered === 8 ? Deferred.succeed(allIn, undefined) : Effect.void))),
+              Effect.andThen(Deferred.await(release)),
+              Effect.andThen(notifier.deliver(d))
+            )
+        })
+        yield* Effect.gen(function* () {
+          const ids = Array.from({ length: 20 }, (_, i) => `ob_${String(i).padStart(2, "0")}`)
+          for (const id of ids) yield* enqueueEvent({ event_id: `evt_${id}`, ids: [id] })
+          let stop = false
+          const run = yield* Effect.forkChild(dispatchDue({ concurrency: 8, stopping: () => stop }))
+          yield* Deferred.await(allIn)
+          // the stop, asked while eight attempts are in flight, waits for them…
+          stop = true
+          yield* Deferred.succeed(release, undefined)
+          assert.deepStrictEqual(yield* Fiber.join(run), dispatched({ delivered: 8 }))
+          assert.strictEqual(entered, 8)
+          // …which are delivered and recorded; the twelve others were never claimed and are still due
+          const rows = yield* Effect.forEach(ids, getRow)
+          assert.strictEqual(rows.filter((r) => r.data.status === "delivered").length, 8)
+          const waiting = rows.filter((r) => r.data.status === "pending")
+          assert.strictEqual(waiting.length, 12)
+          assert.isTrue(waiting.every((r) => r.data.attempts === 0 && r.due_at === 0))
+          // the next run delivers exactly those: every event once
+          assert.deepStrictEqual(yield* dispatchDue({ concurrency: 8 }), dispatched({ delivered: 12 }))
+          const delivered = (yield* ctl.deliveries).map((d) => d.event_id).sort()
+          assert.deepStrictEqual(
+            delivered,
+            ids.map((id) => `evt_${id}`)
+          )
+        }).pipe(Effect.provideService(Notifier, slow))
+      }).pipe(Effect.provide(MemoryStore.layer))
+  )
+
   it.effect("skips recording when another writer changed the row during the attempt", () =>
     Effect.gen(function* () {
       const { notifier, control: ctl } = yield* MemoryNotifier.make

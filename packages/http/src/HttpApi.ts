@@ -41,9 +41,15 @@ export interface HttpApi {
   /**
    * Runs everything due now (expiries, overdue invoices, payouts, webhook
    * deliveries and retries). Never rejects: a fault goes to `onError`.
+   * `signal` stops the run early: the webhook deliveries and payouts in
+   * flight finish (each is claimed, sent and recorded whole), nothing more
+   * starts, and the rest stays due for the next run.
    */
-  readonly runDue: () => Promise<void>
-  /** Waits for background webhook deliveries in flight, then releases the store and every resource. */
+  readonly runDue: (options?: { readonly signal?: AbortSignal }) => Promise<void>
+  /**
+   * Stops background webhook dispatch (the deliveries in flight finish, no more
+   * start; what is left stays due), then releases the store and every resource.
+   */
   readonly dispose: () => Promise<void>
   /**
    * Resolves once the store and the other services are built (the sandbox
@@ -482,12 +488,14 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   runtime.context().catch((cause: unknown) => report({ request_id: null, context: "start-up", cause }))
 
   // ---------------------------------------------------------------- background webhook dispatch
+  /** Disposing: a drain takes no more rows (the deliveries in flight finish; the rest stays due). */
+  const stopping = () => disposed
   const drainOutbox = Effect.flatMap(Background, (b) =>
     b.exclusive(
       Effect.gen(function* () {
-        for (;;) {
+        while (!disposed) {
           // the sandbox attempts every due row (its clock advance must find none put off past it)
-          const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max, defer: !sandbox })
+          const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max, defer: !sandbox, stopping })
           if (Dispatcher.processed(s) < Dispatcher.batch_max) return
         }
       })
@@ -846,11 +854,16 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
 
   return {
     fetch,
-    runDue: async () => {
+    runDue: async (options) => {
+      const signal = options?.signal
+      if (signal?.aborted === true) return
+      const stoppingRun = () => signal?.aborted === true
       // the sandbox clock first: another process on the same store may have advanced it
       const exit = await runtime.runPromiseExit(
         Effect.flatMap(Background, (b) =>
-          b.exclusive(Effect.andThen(SandboxClock.refreshIfPresent, Scheduler.runDue({ defer: !sandbox })))
+          b.exclusive(
+            Effect.andThen(SandboxClock.refreshIfPresent, Scheduler.runDue({ defer: !sandbox, stopping: stoppingRun }))
+          )
         )
       )
       if (Exit.isFailure(exit)) report({ request_id: null, context: "runDue", cause: exit.cause })

@@ -1,6 +1,6 @@
 import type { HttpApi } from "./HttpApi.ts"
 
-/** A running due-work loop; `stop` waits for the run in flight. */
+/** A running due-work loop; `stop` ends the run in flight early (see `runDue`'s `signal`) and waits for it. */
 export interface DueLoop {
   readonly stop: () => Promise<void>
 }
@@ -15,9 +15,12 @@ export const runDueEvery = (api: Pick<HttpApi, "runDue">, ms: number): DueLoop =
   let stopped = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<void> = Promise.resolve()
+  // a graceful stop: the deliveries and payouts in flight finish, the rest of a long backlog waits
+  // for the next start instead of holding the process
+  const stopping = new AbortController()
   const loop = () => {
     if (stopped) return
-    running = api.runDue().finally(() => {
+    running = api.runDue({ signal: stopping.signal }).finally(() => {
       if (!stopped) timer = setTimeout(loop, ms)
     })
   }
@@ -26,6 +29,7 @@ export const runDueEvery = (api: Pick<HttpApi, "runDue">, ms: number): DueLoop =
     stop: async () => {
       stopped = true
       if (timer !== undefined) clearTimeout(timer)
+      stopping.abort()
       await running
     }
   }

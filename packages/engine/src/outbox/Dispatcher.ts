@@ -113,6 +113,11 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
   readonly concurrency?: number
   /** Put off a failing destination's other rows (default true); false attempts every due row. */
   readonly defer?: boolean
+  /**
+   * A graceful stop: asked before each row is taken; once true, the attempts
+   * in flight finish and are recorded, and no other row is claimed (they stay due).
+   */
+  readonly stopping?: () => boolean
 }): Effect.fn.Return<DispatchSummary, StoreError, Store | Notifier> {
   const store = yield* Store
   const notifier = yield* Notifier
@@ -212,9 +217,10 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
     )
     return queue.splice(preferred < 0 ? 0 : preferred, 1)[0]
   }
+  const stopping = options?.stopping
   const slot = Effect.gen(function* () {
     for (;;) {
-      const doc = take()
+      const doc = stopping?.() === true ? undefined : take()
       if (doc === undefined) return
       const destination = destinationOf(doc)
       if (failing.has(destination)) {
@@ -223,7 +229,10 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
       }
       const business = doc.business_id ?? ""
       in_flight.set(business, (in_flight.get(business) ?? 0) + 1)
+      // a row once claimed is delivered and recorded whole, even if the dispatch is interrupted
+      // (the attempt's own deadline is a timer)
       const outcome = yield* processRow(doc).pipe(
+        Effect.uninterruptible,
         Effect.ensuring(Effect.sync(() => in_flight.set(business, (in_flight.get(business) ?? 1) - 1)))
       )
       if (defers && (outcome === "retried" || outcome === "failed")) failing.add(destination)

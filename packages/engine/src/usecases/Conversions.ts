@@ -358,13 +358,15 @@ export const payout_claim_ms = 5 * 60 * 1000
  * crash between the claim and the booking leaves the payout pending, and once
  * the claim lapses the next run sends it again under the same key.
  */
-export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
+export const runDuePayouts = Effect.fnUntraced(function* (limit = 100, stopping: () => boolean = () => false) {
   const payouts = yield* Payouts
   const ids = yield* Ids
   const t = yield* now
   const due = yield* unitOfWork((tx) => tx.due("payout", t, limit))
   let sent = 0
-  for (const loaded of due) {
+  // each payout is claimed, sent and booked whole, even if the run is interrupted; `stopping` (a
+  // graceful stop) is asked before each: the one in flight finishes, no other starts
+  const sendOne = Effect.fnUntraced(function* (loaded: Doc) {
     const claimedAt = yield* now
     // the claim: only the run that moves the version it loaded sends; a retry after a conflict sees the new version
     const row = yield* unitOfWork((tx) =>
@@ -377,7 +379,7 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
         return claimed
       })
     )
-    if (row === undefined) continue
+    if (row === undefined) return false
     const p = row.data as PayoutRow
     const outcome = yield* payouts
       .send({
@@ -447,7 +449,11 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100) {
         }
       })
     )
-    if (outcome.ok) sent += 1
+    return outcome.ok
+  })
+  for (const loaded of due) {
+    if (stopping()) break
+    if (yield* Effect.uninterruptible(sendOne(loaded))) sent += 1
   }
   return sent
 })
