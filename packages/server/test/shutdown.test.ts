@@ -8,7 +8,9 @@
  * load is still running.
  */
 import { spawn } from "node:child_process"
+import { createServer } from "node:http"
 import { createRequire } from "node:module"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it, vi } from "vitest"
 import { rawConnection, startServerProcess, tempDataDir } from "./harness.ts"
 
@@ -31,6 +33,56 @@ describe("graceful stop", () => {
     } finally {
       load.kill("SIGKILL")
       await server.stop("SIGKILL")
+      data.cleanup()
+    }
+  })
+
+  it("on SIGTERM with a backlog of due webhooks to a slow receiver, exits after the attempts in flight; the next start sends the rest", {
+    timeout: 60_000
+  }, async () => {
+    // a receiver that answers after 1.5 s, then at once once the server has stopped
+    let delay = 1_500
+    const ids = new Set<string>()
+    let received = 0
+    const receiver = createServer((req, res) => {
+      received += 1
+      ids.add(String(req.headers["webhook-id"]))
+      req.resume()
+      setTimeout(() => res.end("ok"), delay)
+    })
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()))
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
+    const data = tempDataDir()
+    let server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+    try {
+      const biz = (await (
+        await fetch(`${server.url}/v1/test_helpers/businesses`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}"
+        })
+      ).json()) as { secret_key_test: string }
+      for (let i = 0; i < 60; i++) {
+        const created = await fetch(`${server.url}/v1/payments`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${biz.secret_key_test}` },
+          body: JSON.stringify({ data: { amount: 100 + i, callback_url: hook } })
+        })
+        expect(created.status).toBe(201)
+      }
+      // the background loop's dispatch has its eight attempts out
+      await vi.waitFor(() => expect(received).toBeGreaterThanOrEqual(8), { timeout: 10_000, interval: 20 })
+      expect(await server.stop("SIGTERM")).toBe(0)
+      // the attempts in flight finished; the backlog (eight at a time, 1.5 s each: 11 s more) did not hold the stop
+      const atStop = received
+      expect(atStop).toBeLessThan(60)
+      delay = 0
+      server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
+      await vi.waitFor(() => expect(ids.size).toBe(60), { timeout: 30_000, interval: 50 })
+    } finally {
+      await server.stop("SIGKILL")
+      receiver.closeAllConnections()
+      receiver.close()
       data.cleanup()
     }
   })
