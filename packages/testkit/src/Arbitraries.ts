@@ -568,7 +568,8 @@ export const invalidCreatePaymentRequestBody: fc.Arbitrary<Wire> = breaking(crea
   [["currency"], "EUR"],
   [["expires_at"], "tomorrow"],
   [["expires_at"], "2026-02-30"],
-  [["expires_at"], "2026-11-21T09:00:00"],
+  [["expires_at"], "2026-11-21T24:00:00Z"],
+  [["expires_at"], "2026-11-21T09:00:00+25:00"],
   [["metadata"], "order-1"]
 ])
 

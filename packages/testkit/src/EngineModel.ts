@@ -459,9 +459,12 @@ const snapshot = (m: Model, real: Real): Effect.Effect<Snapshot, unknown, Engine
               const progress =
                 p.actually_paid !== undefined
                   ? String(p.actually_paid)
-                  : p.type === "payment" || p.object === "transfer"
-                    ? String(p.amount)
-                    : ""
+                  : // a payment intent's events (its charge events carry the charge keys too): no running total
+                    p.payment_intent_id !== undefined
+                    ? ""
+                    : p.type === "payment" || p.object === "transfer"
+                      ? String(p.amount)
+                      : ""
               // a payout's transfer.succeeded is keyed by its conversion (the payout id is the engine's own)
               const id = p.object === "transfer" ? p.conversion_id : (p.id ?? p.payment_intent_id)
               parsed = { event, object: `${id ?? "?"}|${event}|${p.status ?? "?"}|${progress}` }
