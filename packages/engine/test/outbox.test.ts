@@ -115,29 +115,21 @@ describe("Outbox rows", () => {
   })
 
   it("writes one row per distinct URL: a callback_url equal to the webhook URL is delivered to once", () => {
-    const same = rowsOf(
-      input([
-        { url: hook, target: "callback_url" },
-        { url: hook, target: "webhook_url" }
-      ])
-    )
-    assert.deepStrictEqual(
-      same.map((r) => [r.id, r.data.url, r.data.target]),
-      [["row_1", hook, "callback_url"]]
-    )
-    const both = rowsOf(
-      input([
-        { url: callback, target: "callback_url" },
-        { url: hook, target: "webhook_url" }
-      ])
-    )
-    assert.deepStrictEqual(
-      both.map((r) => [r.id, r.data.url, r.data.target]),
-      [
-        ["row_1", callback, "callback_url"],
-        ["row_2", hook, "webhook_url"]
-      ]
-    )
+    /** The rows of one event for a callback URL and the business's webhook URL. */
+    const rowsFor = (callback_url: string) =>
+      rowsOf(
+        input([
+          { url: callback_url, target: "callback_url" },
+          { url: hook, target: "webhook_url" }
+        ])
+      )
+    const summary = (rows: ReadonlyArray<OutboxDoc>) => rows.map((r) => [r.id, r.data.url, r.data.target])
+    assert.deepStrictEqual(summary(rowsFor(hook)), [["row_1", hook, "callback_url"]])
+    const both = rowsFor(callback)
+    assert.deepStrictEqual(summary(both), [
+      ["row_1", callback, "callback_url"],
+      ["row_2", hook, "webhook_url"]
+    ])
     // one event: the same id and the same bytes to every target
     assert.deepStrictEqual(new Set(both.map((r) => r.data.event_id)), new Set(["evt_1"]))
     assert.strictEqual(both[0]?.data.body, both[1]?.data.body)

@@ -12,7 +12,7 @@ import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it, vi } from "vitest"
-import { rawConnection, startServerProcess, tempDataDir } from "./harness.ts"
+import { call, rawConnection, startServerProcess, tempDataDir } from "./harness.ts"
 
 const autocannonCli = createRequire(import.meta.url).resolve("autocannon")
 
@@ -55,18 +55,11 @@ describe("graceful stop", () => {
     const data = tempDataDir()
     let server = await startServerProcess({ RATE_LIMIT_RPS: "0" }, data.dir)
     try {
-      const biz = (await (
-        await fetch(`${server.url}/v1/test_helpers/businesses`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: "{}"
-        })
-      ).json()) as { secret_key_test: string }
+      const biz = (await call(server.url, "POST", "/v1/test_helpers/businesses", { body: {} })).body
       for (let i = 0; i < 60; i++) {
-        const created = await fetch(`${server.url}/v1/payments`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${biz.secret_key_test}` },
-          body: JSON.stringify({ data: { amount: 100 + i, callback_url: hook } })
+        const created = await call(server.url, "POST", "/v1/payments", {
+          key: biz.secret_key_test,
+          body: { data: { amount: 100 + i, callback_url: hook } }
         })
         expect(created.status).toBe(201)
       }
