@@ -1,9 +1,9 @@
 /**
- * The main job until the reference server lands: a conversion quoted in both
- * modes, settled by two chain transfers, a stablecoin payment request, and an
- * invoice — every figure computed exactly by @xaalis/core.
+ * The core alone, no server: a conversion quoted in both modes, settled by two
+ * chain transfers, a stablecoin payment request, and an invoice — every figure
+ * computed exactly by @xaalis/core.
  *
- *   npm start            (from the repository root)
+ *   npm run example:quote            (from the repository root)
  */
 
 import { Conversion, Currency, Decimal, Instant, Invoice, Money, PaymentRequest, Quote } from "@xaalis/core"
