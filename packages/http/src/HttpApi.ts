@@ -91,6 +91,15 @@ export interface HttpFault {
 export interface HttpApiOptions {
   /** Test helpers served and the sandbox clock (default true). Off: real clock, every `/v1/test_helpers/*` is 404. */
   readonly sandbox?: boolean
+  /**
+   * Several servers share the store (PostgreSQL) and the sandbox is on: each
+   * request re-reads the sandbox clock's stored offset first (one row read),
+   * so a request answered after another server's clock advance is stamped
+   * with the advanced time. Default false: the offset is re-read before each
+   * due-loop pass and in the clock helper (another server's advance is seen
+   * within a second), which one server alone on its store never needs.
+   */
+  readonly sharedSandboxClock?: boolean
   /** Initial USD->GMD rate: a decimal string (default "70"), or a core `Decimal`. */
   readonly rate?: string | Decimal.Decimal
   /** Engine settings (fee percentages etc.); unset fields keep the engine's defaults. */
@@ -437,6 +446,7 @@ const liveCallbackRule = (
  */
 export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const sandbox = options.sandbox ?? true
+  const refreshClockFirst = sandbox && options.sharedSandboxClock === true
   const rate = typeof options.rate === "object" ? options.rate : Decimal.parse(options.rate ?? "70")
   if (rate === undefined || !Decimal.isPositive(rate)) throw new RangeError("rate must be a positive decimal string")
   const config: EngineConfig.EngineConfig = {
@@ -605,7 +615,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     const body = r.body
     const query = r.query
     // parsing and decoding are synchronous: plain code in one suspended step, not an effect per check
-    const work = Effect.suspend(() => {
+    const domain = Effect.suspend(() => {
       let input: unknown
       if (body !== undefined) {
         const parsed = text === "" ? Result.succeed({}) : Json.parseJson(text)
@@ -633,6 +643,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       }
       return r.handle({ caller, input, params, dry_run })
     })
+    const work = refreshClockFirst ? Effect.andThen(SandboxClock.refreshIfPresent, domain) : domain
     // a POST without a key (sandbox business creation) keeps its Idempotency-Key per client address
     const scope = caller ?? keylessScope(req.remoteAddress)
     const once =

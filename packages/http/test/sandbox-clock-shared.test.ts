@@ -52,4 +52,33 @@ describe("the sandbox clock across instances on one store", () => {
     expect(a.faults).toEqual([])
     expect(b.faults).toEqual([])
   })
+
+  it("with sharedSandboxClock, a request answered after another instance's advance is stamped with the advanced time", async () => {
+    a = setup({ sharedSandboxClock: true })
+    b = setup({ store: Layer.succeed(Store, a.store), sharedSandboxClock: true })
+    const business = await a.business()
+    const key = business.secret_key_live
+    await b.api.ready()
+    const advanced = await a.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 3600 } })
+    expect(advanced.status).toBe(200)
+    const advancedTo = Date.parse(advanced.body.now)
+    // no due pass on B in between: its request reads the stored offset itself
+    const created = await b.call("POST", "/v1/minting/offramp", { key, body: { gmd_amount: 5000 } })
+    expect(created.status).toBe(201)
+    expect(Date.parse(created.body.createdAt)).toBeGreaterThanOrEqual(advancedTo)
+    // so it is not born expired: a full payment at once through A is applied
+    const paid = await a.call("POST", "/v1/test_helpers/chain/transfers", {
+      key,
+      body: {
+        network: "TRC20",
+        currency: "USDT",
+        to_address: created.body.pay_address,
+        amount: created.body.pay_amount
+      }
+    })
+    expect(paid.body.applied).toBe(true)
+    expect((await b.call("GET", `/v1/minting/ramps/${created.body.id}`, { key })).body.status).toBe("paid")
+    expect(a.faults).toEqual([])
+    expect(b.faults).toEqual([])
+  })
 })

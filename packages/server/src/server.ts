@@ -79,6 +79,8 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   )
   const api = makeHttpApi({
     sandbox: config.sandbox,
+    // servers sharing a PostgreSQL database share the sandbox clock: each request reads its offset
+    sharedSandboxClock: config.store.kind === "postgres",
     rate: config.rate,
     config: engineConfig,
     store: storeLayer(config.store),
