@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
-import { EntropyPool, layer, makeUuidV7, uuidFrom } from "../src/adapters/Ids.ts"
+import { EntropyPool, layer, makeTimeOrderedUuid, uuidFrom } from "../src/adapters/Ids.ts"
 import { Ids } from "../src/ports/Ids.ts"
 
 /**
@@ -82,13 +82,13 @@ describe("EntropyPool", () => {
   })
 })
 
-/** The Unix milliseconds of a v7 UUID (its first 48 bits). */
+/** The Unix milliseconds of a time-ordered UUID (its first 48 bits). */
 const msOf = (u: string) => Number.parseInt(u.slice(0, 8) + u.slice(9, 13), 16)
 
-describe("makeUuidV7", () => {
+describe("makeTimeOrderedUuid", () => {
   it("puts the clock's milliseconds first and orders ids within a millisecond by a sequence", () => {
     let t = 1_795_826_091_294
-    const next = makeUuidV7(new EntropyPool(4096), () => t)
+    const next = makeTimeOrderedUuid(new EntropyPool(4096), () => t)
     const a = next()
     const b = next()
     expect(msOf(a)).toBe(t)
@@ -109,14 +109,14 @@ describe("makeUuidV7", () => {
         fc.integer({ min: 0, max: 2 ** 47 }),
         (steps, start) => {
           let t = start
-          const next = makeUuidV7(new EntropyPool(4096), () => t)
+          const next = makeTimeOrderedUuid(new EntropyPool(4096), () => t)
           let previous = next()
           let clockMax = t
           for (const step of steps) {
             t = Math.max(0, t + step)
             clockMax = Math.max(clockMax, t)
             const u = next()
-            expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+            expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
             if (!(u > previous)) return false
             // never behind the latest time the clock showed; ahead only by overflowed milliseconds
             if (msOf(u) < clockMax || msOf(u) > clockMax + Math.ceil(steps.length / 2048) + 1) return false
@@ -130,44 +130,46 @@ describe("makeUuidV7", () => {
   })
 
   it("keeps 62 random bits after the time and the sequence", () => {
-    const next = makeUuidV7(new EntropyPool(4096), () => 1_000)
+    const next = makeTimeOrderedUuid(new EntropyPool(4096), () => 1_000)
     const tails = new Set(Array.from({ length: 3000 }, () => next().slice(19)))
     expect(tails.size).toBe(3000)
   })
 })
 
 describe("IdsAdapter.layer (pooled crypto)", () => {
-  it.effect("serves RFC 9562 v7 UUIDs in increasing order, 32-bit numbers and fresh secret bytes, none repeated", () =>
-    Effect.gen(function* () {
-      const ids = yield* Ids
-      const uuids = new Set<string>()
-      const numbers = new Set<number>()
-      const secrets = new Set<string>()
-      // several refills of the 4096-byte pool, draws of every kind interleaved
-      let previous = ""
-      for (let i = 0; i < 2000; i++) {
-        const before = Date.now()
-        const u = yield* ids.uuid
-        expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-        expect(u > previous, `${u} after ${previous}`).toBe(true)
-        // its time: the wall clock's, or ahead of it only if 2,048 ids fell in one millisecond
-        expect(msOf(u)).toBeGreaterThanOrEqual(before - 1)
-        previous = u
-        uuids.add(u)
-        const n = yield* ids.random32
-        expect(Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff).toBe(true)
-        numbers.add(n)
-        const b = yield* ids.bytes(20 + (i % 13))
-        expect(b).toBeInstanceOf(Uint8Array)
-        expect(b.length).toBe(20 + (i % 13))
-        secrets.add(Buffer.from(b).toString("hex"))
-      }
-      expect(uuids.size).toBe(2000)
-      expect(secrets.size).toBe(2000)
-      // 2000 draws of 32 bits: a collision is possible but has probability < 0.05%
-      expect(numbers.size).toBeGreaterThan(1990)
-      const big = yield* ids.bytes(5000)
-      expect(big.length).toBe(5000)
-    }).pipe(Effect.provide(layer))
+  it.effect(
+    "serves time-ordered UUIDs (version digit 4) in increasing order, 32-bit numbers and fresh secret bytes, none repeated",
+    () =>
+      Effect.gen(function* () {
+        const ids = yield* Ids
+        const uuids = new Set<string>()
+        const numbers = new Set<number>()
+        const secrets = new Set<string>()
+        // several refills of the 4096-byte pool, draws of every kind interleaved
+        let previous = ""
+        for (let i = 0; i < 2000; i++) {
+          const before = Date.now()
+          const u = yield* ids.uuid
+          expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+          expect(u > previous, `${u} after ${previous}`).toBe(true)
+          // its time: the wall clock's, or ahead of it only if 2,048 ids fell in one millisecond
+          expect(msOf(u)).toBeGreaterThanOrEqual(before - 1)
+          previous = u
+          uuids.add(u)
+          const n = yield* ids.random32
+          expect(Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff).toBe(true)
+          numbers.add(n)
+          const b = yield* ids.bytes(20 + (i % 13))
+          expect(b).toBeInstanceOf(Uint8Array)
+          expect(b.length).toBe(20 + (i % 13))
+          secrets.add(Buffer.from(b).toString("hex"))
+        }
+        expect(uuids.size).toBe(2000)
+        expect(secrets.size).toBe(2000)
+        // 2000 draws of 32 bits: a collision is possible but has probability < 0.05%
+        expect(numbers.size).toBeGreaterThan(1990)
+        const big = yield* ids.bytes(5000)
+        expect(big.length).toBe(5000)
+      }).pipe(Effect.provide(layer))
   )
 })

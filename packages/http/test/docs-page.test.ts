@@ -85,7 +85,7 @@ describe("GET /docs in a real browser", () => {
       await expect.poll(() => page.getByTestId("status-createSandboxBusiness").textContent(), poll).toMatch(/^201\b/)
       const created = JSON.parse((await page.getByTestId("response-createSandboxBusiness").textContent()) ?? "")
       expect(created.name).toBe("Docs Shop")
-      expect(created.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(created.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       // the page keeps the new test key for the next calls: an authenticated read works
       expect(await page.getByTestId("key").inputValue()).toBe(created.secret_key_test)
       await page.getByTestId("op-getBalance").locator("summary").click()

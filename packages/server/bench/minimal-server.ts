@@ -11,7 +11,7 @@
  *   the one live key it knows);
  * - read the body, as UTF-8, and parse it exactly (`Json.parseJson`);
  * - decode it with the request schema (`decodeRequest`, Effect Schema);
- * - quote it (`Conversion.create`) at the sandbox rate, with a UUIDv7, a
+ * - quote it (`Conversion.create`) at the sandbox rate, with a time-ordered UUID, a
  *   reference and a deposit address drawn from the engine's entropy pool;
  * - store the row, its two unique keys and its due time in Maps;
  * - present it (`Present.conversion`), answer with the reference server's
@@ -37,7 +37,7 @@ const key = process.env.BENCH_KEY ?? ""
 const rate = Decimal.parse("70") as Decimal.Decimal
 const config = EngineConfig.defaultEngineConfig.conversion
 const pool = new IdsAdapter.EntropyPool(4096)
-const objectId = IdsAdapter.makeUuidV7(pool)
+const objectId = IdsAdapter.makeTimeOrderedUuid(pool)
 const log = jsonLines()
 const keys = new Map([[digestOf("sha256", key, "hex"), { business_id: "bench", mode: "live" as const }]])
 const docs = new Map<string, unknown>()

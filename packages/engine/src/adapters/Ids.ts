@@ -84,20 +84,22 @@ export const uuidFrom = (pool: EntropyPool): string => {
 }
 
 /**
- * Time-ordered (version 7) UUIDs of RFC 9562, in one process's sequence:
- * 48 bits of Unix milliseconds, then a 12-bit sequence within the millisecond
- * (RFC 9562 §6.2, method 1, the counter's start drawn at random below its
- * midpoint at each new millisecond), then 62 random bits. Each id is greater
- * than the one before it (as bytes, and as text: lowercase hex), even when the
- * wall clock steps back or 2,048+ ids fall in one millisecond (the time part
- * then runs ahead of the clock until the clock catches up). So objects listed
- * newest first by `created_at`, then by id (the Store port's order), come
- * back in creation order when they were created in the same millisecond.
- * The 62 random bits keep ids unguessable from one another (a hosted page's
- * URL carries its object's id).
+ * Time-ordered UUIDs in one process's sequence, laid out as UUIDv7 (RFC 9562)
+ * but carrying the version digit 4, as "COMB" ids do: 48 bits of Unix
+ * milliseconds, then a 12-bit sequence within the millisecond (RFC 9562 §6.2,
+ * method 1, the counter's start drawn at random below its midpoint at each
+ * new millisecond), then 62 random bits. Each id is greater than the one
+ * before it (as bytes, and as text: lowercase hex), even when the wall clock
+ * steps back or 2,048+ ids fall in one millisecond (the time part then runs
+ * ahead of the clock until the clock catches up). So objects listed newest
+ * first by `created_at`, then by id (the Store port's order), come back in
+ * creation order when they were created in the same millisecond. The 62
+ * random bits keep ids unguessable from one another (a hosted page's URL
+ * carries its object's id). Why the digit 4 and not 7: a client that checks
+ * ids with the common RFC 4122 pattern (versions 1 to 5) must take them.
  * @internal
  */
-export const makeUuidV7 = (pool: EntropyPool, now: () => number = Date.now): (() => string) => {
+export const makeTimeOrderedUuid = (pool: EntropyPool, now: () => number = Date.now): (() => string) => {
   let lastMs = -1
   let seq = 0
   return () => {
@@ -123,7 +125,8 @@ export const makeUuidV7 = (pool: EntropyPool, now: () => number = Date.now): (()
       let byte: number
       if (i < 2) byte = (high >>> (8 * (1 - i))) & 0xff
       else if (i < 6) byte = (low >>> (8 * (5 - i))) & 0xff
-      else if (i === 6) byte = 0x70 | (seq >>> 8)
+      else if (i === 6)
+        byte = 0x40 | (seq >>> 8) // the version digit 4, then the sequence's top 4 bits
       else if (i === 7) byte = seq & 0xff
       else if (i === 8)
         byte = ((entropy[from + i] as number) & 0x3f) | 0x80 // the variant (10xx)
@@ -138,14 +141,14 @@ export const makeUuidV7 = (pool: EntropyPool, now: () => number = Date.now): (()
 
 /** The process's pool: UUIDs, 32-bit numbers and secrets all draw from it. */
 const pool = new EntropyPool(4096)
-/** The process's object ids (see `makeUuidV7`). */
-const uuidV7 = makeUuidV7(pool)
+/** The process's object ids (see `makeTimeOrderedUuid`). */
+const timeOrderedUuid = makeTimeOrderedUuid(pool)
 
-/** Cryptographic randomness from Node's `crypto` (CSPRNG), pooled; ids time-ordered (UUIDv7). */
+/** Cryptographic randomness from Node's `crypto` (CSPRNG), pooled; ids time-ordered (`makeTimeOrderedUuid`). */
 export const layer: Layer.Layer<Ids> = Layer.succeed(
   Ids,
   Ids.of({
-    uuid: Effect.sync(uuidV7),
+    uuid: Effect.sync(timeOrderedUuid),
     random32: Effect.sync(() => pool.uint32()),
     bytes: (n) => Effect.sync(() => pool.draw(n))
   })

@@ -10,7 +10,7 @@ export class Ids extends Context.Service<
     /**
      * A fresh UUID, never guessable from another one. Ties in the Store's list
      * order (`created_at`, then id) follow the ids: the reference adapter's
-     * are time-ordered (v7), so objects created in the same millisecond list
+     * are time-ordered, so objects created in the same millisecond list
      * in creation order; random (v4) ids are valid too, and leave such ties in
      * a fixed but arbitrary order.
      */
