@@ -503,7 +503,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const drainOutbox = Effect.flatMap(Background, (b) =>
     b.exclusive(
       Effect.gen(function* () {
-        while (!disposed) {
+        while (!stopping()) {
           // the sandbox attempts every due row (its clock advance must find none put off past it)
           const s = yield* Dispatcher.dispatchDue({ limit: Dispatcher.batch_max, defer: !sandbox, stopping })
           if (Dispatcher.processed(s) < Dispatcher.batch_max) return

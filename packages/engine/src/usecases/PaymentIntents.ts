@@ -40,19 +40,21 @@ const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, 
 const processorUnavailable = () =>
   new DomainError({ code: "internal_error", message: "The payment processor could not open a checkout; try again." })
 
-/** The business's account id, for a charge event's payload (null if the business row is gone). */
-const accountOf = (tx: Tx, business_id: string) =>
-  Effect.map(tx.get("business", business_id), (doc) =>
-    doc === undefined ? null : (doc.data as { readonly account_id: string }).account_id
-  )
-
 /**
  * Writes the events of a step to the outbox in the caller's unit of work: one
  * row per event to the intent's `callback_url` (none without one). The payload
  * is the presented intent; a charge event's also carries the charge keys of
- * the spec's Events rule 3 (`Present.intentCharge`).
+ * the spec's Events rule 3 (`Present.intentCharge`), with the business's
+ * `account_id` (charge events come only from `reportPaymentOutcome`, whose
+ * caller knows it).
  */
-const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<PaymentIntent.PaymentIntentEvent>, t: number) =>
+const emit = (
+  tx: Tx,
+  scope: Scope,
+  events: ReadonlyArray<PaymentIntent.PaymentIntentEvent>,
+  t: number,
+  account_id: string | null
+) =>
   Effect.gen(function* () {
     for (const event of events) {
       const url = event.payment_intent.callback_url
@@ -62,10 +64,7 @@ const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<PaymentIntent.PaymentI
         scope,
         event: event.type,
         payload: charge
-          ? Present.intentCharge(event.payment_intent, {
-              business_id: scope.business_id,
-              account_id: yield* accountOf(tx, scope.business_id)
-            })
+          ? Present.intentCharge(event.payment_intent, { business_id: scope.business_id, account_id })
           : Present.paymentIntent(event.payment_intent),
         targets: [{ url, target: "callback_url" }],
         now: t
@@ -73,12 +72,18 @@ const emit = (tx: Tx, scope: Scope, events: ReadonlyArray<PaymentIntent.PaymentI
     }
   }).pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
 
-/** Stores the next state of an intent and writes its events, in one unit of work. */
-const book = (tx: Tx, doc: Doc<PaymentIntent.PaymentIntent>, step: PaymentIntent.PaymentIntentStep, t: number) =>
+/** Stores the next state of an intent and writes its events, in one unit of work (`account_id`: see `emit`). */
+const book = (
+  tx: Tx,
+  doc: Doc<PaymentIntent.PaymentIntent>,
+  step: PaymentIntent.PaymentIntentStep,
+  t: number,
+  account_id: string | null = null
+) =>
   Effect.gen(function* () {
     const { state, events } = yield* fromStep(step)
     yield* tx.update(revise(doc, state, dueAt(state))).pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
-    yield* emit(tx, scopeOf(doc), events, t)
+    yield* emit(tx, scopeOf(doc), events, t, account_id)
     return state
   })
 
@@ -137,7 +142,7 @@ export const createPaymentIntent = Effect.fn("createPaymentIntent")(function* (
       yield* tx
         .insert(newDoc({ kind: "payment_intent", id, scope: caller, now: t, data: state, due_at: dueAt(state) }))
         .pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
-      yield* emit(tx, caller, events, t)
+      yield* emit(tx, caller, events, t, caller.account_id)
     })
   )
   return Present.paymentIntent(state)
@@ -196,7 +201,7 @@ export const reportPaymentOutcome = Effect.fn("reportPaymentOutcome")(function* 
       const doc = yield* caughtUp(tx, stored, t)
       const step =
         outcome === "succeeded" ? PaymentIntent.succeed(doc.data, t) : PaymentIntent.failCharge(doc.data, reason, t)
-      const next = yield* book(tx, doc, step, t)
+      const next = yield* book(tx, doc, step, t, caller.account_id)
       if (outcome === "succeeded") {
         const fee = next.transaction_fee
         const to_business = next.transaction_fee_type === "business" ? next.amount - fee : next.amount
