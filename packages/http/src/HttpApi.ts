@@ -92,14 +92,19 @@ export interface HttpApiOptions {
   /** Test helpers served and the sandbox clock (default true). Off: real clock, every `/v1/test_helpers/*` is 404. */
   readonly sandbox?: boolean
   /**
-   * Several servers share the store (PostgreSQL) and the sandbox is on: each
-   * request re-reads the sandbox clock's stored offset first (one row read),
-   * so a request answered after another server's clock advance is stamped
-   * with the advanced time. Default false: the offset is re-read before each
-   * due-loop pass and in the clock helper (another server's advance is seen
-   * within a second), which one server alone on its store never needs.
+   * Several servers share the store (PostgreSQL) and the sandbox is on. The
+   * rate set through `POST /v1/test_helpers/rates` and each business's count
+   * of `POST /v1/test_helpers/payouts/fail_next` are kept in the store
+   * (`Sandbox.layerShared`), and each request first re-reads the sandbox
+   * clock's stored offset and the rate (two row reads): a request answered
+   * after another server's clock advance or rate is stamped with the advanced
+   * time and quoted at that rate, and a payout fails on whichever server sends
+   * it. Default false: the rate and the counts stay in the process, and the
+   * clock's offset is re-read before each due-loop pass and in the clock
+   * helper (another server's advance is seen within a second), which one
+   * server alone on its store never needs.
    */
-  readonly sharedSandboxClock?: boolean
+  readonly sharedSandbox?: boolean
   /** Initial USD->GMD rate: a decimal string (default "70"), or a core `Decimal`. */
   readonly rate?: string | Decimal.Decimal
   /** Engine settings (fee percentages etc.); unset fields keep the engine's defaults. */
@@ -446,7 +451,7 @@ const liveCallbackRule = (
  */
 export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const sandbox = options.sandbox ?? true
-  const refreshClockFirst = sandbox && options.sharedSandboxClock === true
+  const shared = sandbox && options.sharedSandbox === true
   const rate = typeof options.rate === "object" ? options.rate : Decimal.parse(options.rate ?? "70")
   if (rate === undefined || !Decimal.isPositive(rate)) throw new RangeError("rate must be a positive decimal string")
   const config: EngineConfig.EngineConfig = {
@@ -476,6 +481,11 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- services
+  /** What other servers on a shared store may have moved: the sandbox clock and rate. */
+  const refreshShared = Effect.andThen(
+    SandboxClock.refreshIfPresent,
+    Effect.flatMap(Sandbox.SandboxControl, (control) => control.refresh)
+  )
   const store = Layer.effect(Store, Effect.map(Store, observeOutbox)).pipe(
     Layer.provide(options.store ?? MemoryStore.layer)
   )
@@ -486,7 +496,9 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     )
   )
   const services = Layer.mergeAll(
-    Sandbox.layer({ rate, base_url: config.base_url }).pipe(Layer.provideMerge(IdsAdapter.layer)),
+    (shared ? Sandbox.layerShared : Sandbox.layer)({ rate, base_url: config.base_url }).pipe(
+      Layer.provideMerge(IdsAdapter.layer)
+    ),
     options.notifier ?? MemoryNotifier.layer,
     sandbox ? SandboxClock.layer : Layer.empty,
     rateLimit === false ? Layer.empty : (options.rateLimiter ?? layerMemory(rateLimit)),
@@ -643,7 +655,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       }
       return r.handle({ caller, input, params, dry_run })
     })
-    const work = refreshClockFirst ? Effect.andThen(SandboxClock.refreshIfPresent, domain) : domain
+    const work = shared ? Effect.andThen(refreshShared, domain) : domain
     // a POST without a key (sandbox business creation) keeps its Idempotency-Key per client address
     const scope = caller ?? keylessScope(req.remoteAddress)
     const once =

@@ -53,9 +53,9 @@ describe("the sandbox clock across instances on one store", () => {
     expect(b.faults).toEqual([])
   })
 
-  it("with sharedSandboxClock, a request answered after another instance's advance is stamped with the advanced time", async () => {
-    a = setup({ sharedSandboxClock: true })
-    b = setup({ store: Layer.succeed(Store, a.store), sharedSandboxClock: true })
+  it("with sharedSandbox, a request answered after another instance's advance is stamped with the advanced time", async () => {
+    a = setup({ sharedSandbox: true })
+    b = setup({ store: Layer.succeed(Store, a.store), sharedSandbox: true })
     const business = await a.business()
     const key = business.secret_key_live
     await b.api.ready()
@@ -78,6 +78,45 @@ describe("the sandbox clock across instances on one store", () => {
     })
     expect(paid.body.applied).toBe(true)
     expect((await b.call("GET", `/v1/minting/ramps/${created.body.id}`, { key })).body.status).toBe("paid")
+    expect(a.faults).toEqual([])
+    expect(b.faults).toEqual([])
+  })
+
+  it("with sharedSandbox, a rate and a fail_next sent to one instance act on the other", async () => {
+    a = setup({ sharedSandbox: true })
+    b = setup({ store: Layer.succeed(Store, a.store), sharedSandbox: true })
+    const business = await a.business()
+    const key = business.secret_key_live
+    await b.api.ready() // built (its rate read) before the rate is set
+    expect((await a.call("POST", "/v1/test_helpers/rates", { key, body: { rate: 80 } })).status).toBe(200)
+    // quoted by B at A's rate: 8,000 GMD at 80 is 100.00 USD, plus 1.00 service and 1.50 network fee
+    const quoted = await b.call("POST", "/v1/minting/offramp", { key, body: { gmd_amount: 8000 } })
+    expect(quoted.status).toBe(201)
+    expect(quoted.body).toMatchObject({ gmd_rate: 80, pay_amount: 102.5 })
+
+    // the next payout fails on B, which receives the transfer and so sends the payout
+    const failNext = await a.call("POST", "/v1/test_helpers/payouts/fail_next", { key, body: { count: 1 } })
+    expect(failNext.body).toEqual({ count: 1 })
+    const wallet = { network: "wave", account_number: "7654321", account_name: "Awa Jallow" }
+    const payoutsThroughB = async () => {
+      const c = await b.call("POST", "/v1/minting/offramp", {
+        key,
+        body: { gmd_amount: 8000, destination: "mobile_money", payout_method: wallet }
+      })
+      expect(c.status).toBe(201)
+      const paid = await b.call("POST", "/v1/test_helpers/chain/transfers", {
+        key,
+        body: { network: "TRC20", currency: "USDT", to_address: c.body.pay_address, amount: c.body.pay_amount }
+      })
+      expect(paid.body.applied).toBe(true)
+      const events = (await b.call("GET", `/v1/minting/ramps/${c.body.id}`, { key })).body.events
+      return events.filter((e: { type: string }) => e.type === "payout").map((e: { outcome: string }) => e.outcome)
+    }
+    expect(await payoutsThroughB()).toEqual(["failed"])
+    // the dalasi of the failed payout stayed in the balance; the next one goes out
+    expect((await a.call("GET", "/v1/balance", { key })).body.available).toBe(8000)
+    expect(await payoutsThroughB()).toEqual(["succeeded"])
+    expect((await a.call("GET", "/v1/balance", { key })).body.available).toBe(8000)
     expect(a.faults).toEqual([])
     expect(b.faults).toEqual([])
   })

@@ -79,8 +79,8 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   )
   const api = makeHttpApi({
     sandbox: config.sandbox,
-    // servers sharing a PostgreSQL database share the sandbox clock: each request reads its offset
-    sharedSandboxClock: config.store.kind === "postgres",
+    // servers sharing a PostgreSQL database share one sandbox: its clock, rate and payout failures live in the store
+    sharedSandbox: config.store.kind === "postgres",
     rate: config.rate,
     config: engineConfig,
     store: storeLayer(config.store),

@@ -1,5 +1,5 @@
 import { Decimal } from "@xaalis/core"
-import { IdsAdapter, Sandbox } from "@xaalis/engine"
+import { IdsAdapter, MemoryStore, Sandbox } from "@xaalis/engine"
 import { Effect, Layer } from "effect"
 import { PayoutsRail, payoutsConformance, runsFromEnv } from "../src/index.ts"
 
@@ -23,5 +23,18 @@ payoutsConformance(
   "sandbox (send only)",
   () => Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(Layer.provide(IdsAdapter.layer)),
   // without failNext the sandbox cannot be made to refuse: that check needs the statement above
+  { runs: runsFromEnv(20), omit: ["a send that fails with PayoutFailed paid nothing"] }
+)
+
+// the world of several processes on one store: a business's failures asked for are rows of the store
+// (the conformance's failNext asks for failures of any business, kept in the process; the stored
+// per-business count is held to its contract in the engine's sandbox-shared test)
+payoutsConformance(
+  "sandbox shared through a store",
+  () =>
+    Sandbox.layerShared({ rate: Decimal.parse("70") as Decimal.Decimal }).pipe(
+      Layer.provide(IdsAdapter.layer),
+      Layer.provide(MemoryStore.layer)
+    ),
   { runs: runsFromEnv(20), omit: ["a send that fails with PayoutFailed paid nothing"] }
 )

@@ -1,5 +1,5 @@
 import { Decimal } from "@xaalis/core"
-import { IdsAdapter, Sandbox } from "@xaalis/engine"
+import { IdsAdapter, MemoryStore, Sandbox } from "@xaalis/engine"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { RatesFeed, ratesChecks, ratesConformance } from "../src/index.ts"
@@ -32,3 +32,8 @@ describe("Rates conformance: sandbox defaults", () => {
     expect(await checkAbout(ratesChecks(), "as_of is the epoch milliseconds").run(() => sandbox())).toBe("passed")
   })
 })
+
+// the world of several processes on one store (its rate a row of the store) keeps the same contract
+const shared = () =>
+  Sandbox.layerShared({ rate }).pipe(Layer.provideMerge(IdsAdapter.layer), Layer.provideMerge(MemoryStore.layer))
+ratesConformance("sandbox shared through a store", () => feed.pipe(Layer.provideMerge(shared())), { omit })

@@ -1,6 +1,6 @@
 import { DomainError } from "@xaalis/core"
 import { Clock, Context, Effect } from "effect"
-import type { Doc, Kind, Mode, Scope, Tx } from "../ports/Store.ts"
+import type { Doc, DuplicateKey, Kind, Mode, Scope, Tx } from "../ports/Store.ts"
 import { Store, StoreError, VersionConflict } from "../ports/Store.ts"
 
 export type { Scope }
@@ -121,6 +121,33 @@ export const revise = <D>(doc: Doc, data: D, due_at: number | null = doc.due_at)
   due_at,
   data
 })
+
+/**
+ * Writes the `counter` row `id` (a sequence or a setting kept in the Store):
+ * inserted with `data` when `current` (the row as this unit of work read it) is
+ * undefined, else revised to `data`. Two first writes racing to insert it meet
+ * as a `VersionConflict`, so `unitOfWork` runs the loser again and it revises
+ * the winner's row. A counter has no unique keys: a duplicate is a defect.
+ */
+export const putCounter = <D>(
+  tx: Tx,
+  input: {
+    readonly id: string
+    readonly scope: Scope | null
+    readonly now: number
+    readonly current: Doc | undefined
+    readonly data: D
+  }
+): Effect.Effect<void, StoreError | VersionConflict> =>
+  input.current === undefined
+    ? Effect.catchIf(
+        tx.insert(newDoc({ kind: "counter", id: input.id, scope: input.scope, now: input.now, data: input.data })),
+        isDuplicateKey,
+        () => Effect.fail(new VersionConflict({ kind: "counter", id: input.id }))
+      )
+    : Effect.catchIf(tx.update(revise(input.current, input.data)), isDuplicateKey, Effect.die)
+
+const isDuplicateKey = (e: { readonly _tag: string }): e is DuplicateKey => e._tag === "DuplicateKey"
 
 /** Loads a row of the caller's scope; another business's or mode's row is `not_found`. */
 export const getScoped = <D>(tx: Tx, kind: Kind, scope: Scope, id: string, what: string) =>

@@ -1,15 +1,23 @@
-import { type Decimal, Quote } from "@xaalis/core"
+import { Decimal, Quote } from "@xaalis/core"
 import { Clock, Context, Effect, Layer, Queue, Stream } from "effect"
 import { Chain, type ConfirmedTransfer } from "../../ports/Chain.ts"
 import { Ids } from "../../ports/Ids.ts"
 import { PayoutFailed, Payouts } from "../../ports/Payouts.ts"
 import { Processor } from "../../ports/Processor.ts"
 import { Rates } from "../../ports/Rates.ts"
+import { type Doc, Store, type StoreError } from "../../ports/Store.ts"
+import { putCounter, unitOfWorkIn } from "../../usecases/common.ts"
 
 /**
  * The sandbox's simulated world: a rate you set, chains whose transfers you push,
  * a processor whose links are local pages, and a payout rail you can make fail.
  * One `SandboxControl` drives the four simulated ports.
+ *
+ * `layer` keeps the rate and the payout failures asked for in the process.
+ * `layerShared` keeps them in the Store, for several processes serving one
+ * sandbox on one database: a rate set through any of them is quoted by all
+ * (each re-reads it in `refresh`), and a business's `failNextPayouts` count is
+ * taken down by whichever process sends its next payouts.
  */
 export class SandboxControl extends Context.Service<
   SandboxControl,
@@ -19,13 +27,18 @@ export class SandboxControl extends Context.Service<
      * without it the simulated feed keeps observing the rate: each read is as of
      * the clock's now, so it never goes stale.
      */
-    readonly setRate: (rate: Decimal.Decimal, as_of?: number) => Effect.Effect<void>
+    readonly setRate: (rate: Decimal.Decimal, as_of?: number) => Effect.Effect<void, StoreError>
     /**
      * The next `count` payouts fail (0 clears): of `business_id` when given (the
      * HTTP helper passes the caller's, so one business cannot fail another's
-     * payouts), else of any business.
+     * payouts), else of any business (kept in the process, shared or not).
      */
-    readonly failNextPayouts: (count: number, business_id?: string) => Effect.Effect<void>
+    readonly failNextPayouts: (count: number, business_id?: string) => Effect.Effect<void, StoreError>
+    /**
+     * Re-reads the rate other processes set (`layerShared`); does nothing in a
+     * world of one process (`layer`).
+     */
+    readonly refresh: Effect.Effect<void, StoreError>
     /** Payouts sent so far (successful ones). */
     readonly payouts: Effect.Effect<
       ReadonlyArray<{ readonly reference: string; readonly amount: bigint; readonly account_number: string }>
@@ -60,49 +73,112 @@ export interface SandboxOptions {
   readonly base_url?: string
 }
 
-/** All four simulated ports plus their control, from one shared state. */
-export const layer = (
-  options: SandboxOptions
-): Layer.Layer<Rates | Chain | Processor | Payouts | SandboxControl, never, Ids> =>
+/** Id of the Store row (kind `counter`, no owner) of a shared world's rate. */
+export const rate_row_id = "sandbox_rate"
+/** Id of the Store row of a business's count of payouts to fail, in a shared world. */
+export const failNextRowId = (business_id: string): string => `sandbox_fail_next:${business_id}`
+
+interface RateRow {
+  /** The rate as a decimal text. */
+  readonly rate: string
+  /** When it was observed (epoch ms); null: always fresh. */
+  readonly as_of: number | null
+}
+
+interface FailNextRow {
+  readonly count: number
+}
+
+type SandboxServices = Rates | Chain | Processor | Payouts | SandboxControl
+
+/** All four simulated ports plus their control, from one state kept in the process. */
+export const layer = (options: SandboxOptions): Layer.Layer<SandboxServices, never, Ids> =>
+  Layer.effectContext(Effect.flatMap(Ids, (ids) => world(options, ids, undefined)))
+
+/**
+ * The same world with its rate and its per-business payout failures kept in
+ * the Store, for a sandbox served by several processes on one database (see
+ * `SandboxControl`). The rate stored by an earlier `setRate` wins over
+ * `options.rate` when the layer is built.
+ */
+export const layerShared = (options: SandboxOptions): Layer.Layer<SandboxServices, StoreError, Ids | Store> =>
   Layer.effectContext(
     Effect.gen(function* () {
-      const ids = yield* Ids
-      const base = options.base_url ?? "http://127.0.0.1:3000"
-      let rate: { readonly rate: Decimal.Decimal; readonly as_of: number | undefined } = {
-        rate: options.rate,
-        as_of: options.rate_as_of
-      }
-      let failNext = 0
-      const failNextOf = new Map<string, number>()
-      const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
-      const feed = yield* Queue.unbounded<ConfirmedTransfer>()
+      const store = yield* Store
+      const stored = yield* readRate(store)
+      const initial: SandboxOptions = stored === undefined ? options : { ...options, ...stored }
+      return yield* world(initial, yield* Ids, store)
+    })
+  )
 
-      // the clock of the reader (the sandbox clock in the engine): a rate kept fresh is observed "now"
-      const rates = Rates.of({
-        current: Effect.suspend(() => {
-          const { rate: r, as_of } = rate
-          return as_of === undefined
-            ? Effect.map(Clock.currentTimeMillis, (t) => ({ rate: r, as_of: t }))
-            : Effect.succeed({ rate: r, as_of })
-        })
+const readRate = (store: Store["Service"]) =>
+  unitOfWorkIn(store, (tx) =>
+    Effect.map(tx.get("counter", rate_row_id), (doc) => {
+      const row = doc?.data as RateRow | undefined
+      const rate = row === undefined ? undefined : Decimal.parse(row.rate)
+      if (rate === undefined) return undefined
+      return row?.as_of == null ? { rate } : { rate, rate_as_of: row.as_of }
+    })
+  )
+
+/** Takes one from a business's stored count of payouts to fail: true when there was one. */
+const takeStoredFailure = (store: Store["Service"], business_id: string) =>
+  unitOfWorkIn(store, (tx) =>
+    Effect.gen(function* () {
+      const id = failNextRowId(business_id)
+      const doc = (yield* tx.get("counter", id)) as Doc<FailNextRow> | undefined
+      if (doc === undefined || doc.data.count <= 0) return false
+      yield* putCounter(tx, { id, scope: null, now: 0, current: doc, data: { count: doc.data.count - 1 } })
+      return true
+    })
+  )
+
+const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Service"] | undefined) =>
+  Effect.gen(function* () {
+    const base = options.base_url ?? "http://127.0.0.1:3000"
+    let rate: { readonly rate: Decimal.Decimal; readonly as_of: number | undefined } = {
+      rate: options.rate,
+      as_of: options.rate_as_of
+    }
+    let failNext = 0
+    const failNextOf = new Map<string, number>()
+    const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
+    const feed = yield* Queue.unbounded<ConfirmedTransfer>()
+
+    // the clock of the reader (the sandbox clock in the engine): a rate kept fresh is observed "now"
+    const rates = Rates.of({
+      current: Effect.suspend(() => {
+        const { rate: r, as_of } = rate
+        return as_of === undefined
+          ? Effect.map(Clock.currentTimeMillis, (t) => ({ rate: r, as_of: t }))
+          : Effect.succeed({ rate: r, as_of })
       })
-      const chain = Chain.of({
-        issueAddress: ({ network, coin }) =>
-          Effect.map(ids.bytes(20), (b) =>
-            network === "TRC20" ? hexText(coin === "USDT" ? "Tt" : "Tc", b, 16) : hexText("0x", b, 20)
-          ),
-        confirmed: Stream.fromQueue(feed)
-      })
-      const processor = Processor.of({
-        open: ({ payment_intent_id }) => Effect.succeed({ payment_link: `${base}/pay/${payment_intent_id}` })
-      })
-      const payouts = Payouts.of({
-        send: (input) =>
-          Effect.suspend(() => {
-            const own = input.business_id === undefined ? 0 : (failNextOf.get(input.business_id) ?? 0)
-            if (own > 0 || failNext > 0) {
-              if (own > 0) failNextOf.set(input.business_id as string, own - 1)
-              else failNext -= 1
+    })
+    const chain = Chain.of({
+      issueAddress: ({ network, coin }) =>
+        Effect.map(ids.bytes(20), (b) =>
+          network === "TRC20" ? hexText(coin === "USDT" ? "Tt" : "Tc", b, 16) : hexText("0x", b, 20)
+        ),
+      confirmed: Stream.fromQueue(feed)
+    })
+    const processor = Processor.of({
+      open: ({ payment_intent_id }) => Effect.succeed({ payment_link: `${base}/pay/${payment_intent_id}` })
+    })
+    // a business's failures asked for: in the Store when shared (a store fault is a defect of the
+    // send: the payout stays claimed and is sent again when its claim lapses), else in the process
+    const takeOwnFailure = (business_id: string): Effect.Effect<boolean> => {
+      if (store !== undefined) return Effect.orDie(takeStoredFailure(store, business_id))
+      const own = failNextOf.get(business_id) ?? 0
+      if (own > 0) failNextOf.set(business_id, own - 1)
+      return Effect.succeed(own > 0)
+    }
+    const payouts = Payouts.of({
+      send: (input) =>
+        Effect.flatMap(
+          input.business_id === undefined ? Effect.succeed(false) : takeOwnFailure(input.business_id),
+          (own) => {
+            if (own || failNext > 0) {
+              if (!own) failNext -= 1
               return Effect.fail(
                 new PayoutFailed({ message: `sandbox: ${input.network} payout to ${input.account_number} failed` })
               )
@@ -112,28 +188,52 @@ export const layer = (
               sent.push({ reference, amount: input.amount, account_number: input.account_number })
             }
             return Effect.succeed({ reference })
-          })
-      })
-      const control = SandboxControl.of({
-        setRate: (r, as_of) =>
-          Effect.sync(() => {
-            rate = { rate: r, as_of }
-          }),
-        failNextPayouts: (count, business_id) =>
-          Effect.sync(() => {
-            if (business_id === undefined) failNext = count
-            else if (count === 0) failNextOf.delete(business_id)
-            else failNextOf.set(business_id, count)
-          }),
-        payouts: Effect.sync(() => [...sent]),
-        pushTransfer: (t) => Queue.offer(feed, t).pipe(Effect.asVoid)
-      })
-      return Context.make(Rates, rates)
-        .pipe(Context.add(Chain, chain))
-        .pipe(Context.add(Processor, processor))
-        .pipe(Context.add(Payouts, payouts))
-        .pipe(Context.add(SandboxControl, control))
+          }
+        )
     })
-  )
+    const control = SandboxControl.of({
+      setRate: (r, as_of) => {
+        const set = Effect.sync(() => {
+          rate = { rate: r, as_of }
+        })
+        if (store === undefined) return set
+        const row: RateRow = { rate: Decimal.format(r), as_of: as_of ?? null }
+        const put = unitOfWorkIn(store, (tx) =>
+          Effect.flatMap(tx.get("counter", rate_row_id), (current) =>
+            putCounter(tx, { id: rate_row_id, scope: null, now: 0, current, data: row })
+          )
+        )
+        return Effect.andThen(put, set)
+      },
+      failNextPayouts: (count, business_id) => {
+        if (business_id !== undefined && store !== undefined) {
+          const id = failNextRowId(business_id)
+          return unitOfWorkIn(store, (tx) =>
+            Effect.flatMap(tx.get("counter", id), (current) =>
+              putCounter(tx, { id, scope: null, now: 0, current, data: { count } satisfies FailNextRow })
+            )
+          )
+        }
+        return Effect.sync(() => {
+          if (business_id === undefined) failNext = count
+          else if (count === 0) failNextOf.delete(business_id)
+          else failNextOf.set(business_id, count)
+        })
+      },
+      refresh:
+        store === undefined
+          ? Effect.void
+          : Effect.map(readRate(store), (stored) => {
+              if (stored !== undefined) rate = { rate: stored.rate, as_of: stored.rate_as_of }
+            }),
+      payouts: Effect.sync(() => [...sent]),
+      pushTransfer: (t) => Queue.offer(feed, t).pipe(Effect.asVoid)
+    })
+    return Context.make(Rates, rates)
+      .pipe(Context.add(Chain, chain))
+      .pipe(Context.add(Processor, processor))
+      .pipe(Context.add(Payouts, payouts))
+      .pipe(Context.add(SandboxControl, control))
+  })
 
 export const networks = Quote.networks

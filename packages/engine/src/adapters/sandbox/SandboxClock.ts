@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { type Doc, Store, type StoreError, VersionConflict } from "../../ports/Store.ts"
-import { newDoc, revise, unitOfWork } from "../../usecases/common.ts"
+import { type Doc, Store, type StoreError } from "../../ports/Store.ts"
+import { putCounter, unitOfWork } from "../../usecases/common.ts"
 
 /**
  * The sandbox clock (decisions §9): the real clock plus every advance made
@@ -85,20 +85,9 @@ export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.
         const total = yield* unitOfWork((tx) =>
           Effect.gen(function* () {
             const doc = (yield* tx.get("counter", offset_row_id)) as Doc<OffsetRow> | undefined
-            if (doc === undefined) {
-              const row: OffsetRow = { offset_ms: ms }
-              // two first advances racing: the loser retries the unit of work and updates the winner's row
-              yield* tx
-                .insert(newDoc({ kind: "counter", id: offset_row_id, scope: null, now: 0, data: row }))
-                .pipe(
-                  Effect.catchTag("DuplicateKey", () =>
-                    Effect.fail(new VersionConflict({ kind: "counter", id: offset_row_id }))
-                  )
-                )
-              return row.offset_ms
-            }
-            const row: OffsetRow = { offset_ms: doc.data.offset_ms + ms }
-            yield* tx.update(revise(doc, row)).pipe(Effect.catchTag("DuplicateKey", Effect.die))
+            // two first advances racing: the loser retries the unit of work and updates the winner's row
+            const row: OffsetRow = { offset_ms: (doc?.data.offset_ms ?? 0) + ms }
+            yield* putCounter(tx, { id: offset_row_id, scope: null, now: 0, current: doc, data: row })
             return row.offset_ms
           })
         ).pipe(Effect.provideService(Store, store))
