@@ -27,7 +27,9 @@ export const paymentIntent = (pi: PaymentIntent.PaymentIntent) => ({
   currency: pi.currency,
   expires_at: iso(pi.expires_at),
   status: pi.status,
-  metadata: pi.metadata
+  metadata: pi.metadata,
+  cancellation_reason: pi.cancellation_reason,
+  failure_reason: pi.failure_reason
 })
 
 /**

@@ -27,8 +27,10 @@ const refusedCodes = (
 const isPaymentIntent = Schema.is(Schema.toType(Resources.PaymentIntent) as Schema.Codec<unknown>)
 const wire_keys = [
   "amount",
+  "cancellation_reason",
   "currency",
   "expires_at",
+  "failure_reason",
   "intent_secret",
   "metadata",
   "payment_intent_id",
@@ -86,6 +88,8 @@ describe("payment intents", () => {
       assert.strictEqual(pi.transaction_fee_type, "business")
       assert.strictEqual(pi.currency, "GMD")
       assert.strictEqual(pi.status, "requires_payment_method")
+      assert.strictEqual(pi.cancellation_reason, null)
+      assert.strictEqual(pi.failure_reason, null)
       assert.strictEqual(pi.expires_at, "1970-01-01T00:30:00.000Z")
       assert.strictEqual(pi.payment_link, `http://127.0.0.1:3000/pay/${pi.payment_intent_id}`)
       assert.match(pi.intent_secret, /^pi_secret_[A-Za-z0-9_-]{32}$/)
@@ -267,6 +271,12 @@ describe("payment intents", () => {
       })
       const doc = yield* store.transact((tx) => tx.get("payment_intent", pi.payment_intent_id))
       assert.strictEqual((doc?.data as { failure_reason: string } | undefined)?.failure_reason, "insufficient funds")
+      // shown on the object and in the charge.failed payload
+      assert.strictEqual(
+        (yield* PaymentIntents.getPaymentIntent(test, pi.payment_intent_id)).failure_reason,
+        "insufficient funds"
+      )
+      assert.strictEqual(rows[1]?.parsed.payload.failure_reason, "insufficient funds")
       const late = yield* failCode(PaymentIntents.reportPaymentOutcome(test, pi.payment_intent_id, "succeeded"))
       assert.strictEqual(late, "invalid_state")
       assert.strictEqual((yield* store.ledger).length, 0)
@@ -279,6 +289,7 @@ describe("payment intents", () => {
       const pi = yield* PaymentIntents.createPaymentIntent(live, { amount: 2500n, callback_url: cb })
       const cancelled = yield* PaymentIntents.cancelPaymentIntent(live, pi.payment_intent_id)
       assert.strictEqual(cancelled.status, "cancelled")
+      assert.strictEqual(cancelled.cancellation_reason, "requested")
       const rows = yield* outbox(live)
       assert.deepStrictEqual(
         rows.map((r) => r.event),
@@ -396,7 +407,9 @@ describe("payment intents", () => {
         yield* TestClock.adjust("1 minute")
         assert.strictEqual(yield* PaymentIntents.expireDuePaymentIntents(), 1)
         assert.strictEqual(yield* PaymentIntents.expireDuePaymentIntents(), 0)
-        assert.strictEqual((yield* PaymentIntents.getPaymentIntent(live, open.payment_intent_id)).status, "cancelled")
+        const expired = yield* PaymentIntents.getPaymentIntent(live, open.payment_intent_id)
+        assert.strictEqual(expired.status, "cancelled")
+        assert.strictEqual(expired.cancellation_reason, "expired")
         assert.strictEqual((yield* PaymentIntents.getPaymentIntent(live, paid.payment_intent_id)).status, "successful")
         const rows = yield* outbox(live)
         assert.deepStrictEqual(
@@ -404,6 +417,8 @@ describe("payment intents", () => {
           ["payment_intent.created", "payment_intent.cancelled"]
         )
         assert.strictEqual(rows[1]?.parsed.payload.status, "cancelled")
+        // a receiver tells a closed checkout from a cancel it asked for
+        assert.strictEqual(rows[1]?.parsed.payload.cancellation_reason, "expired")
         const late = yield* failCode(PaymentIntents.reportPaymentOutcome(live, open.payment_intent_id, "succeeded"))
         assert.strictEqual(late, "invalid_state")
         assert.strictEqual((yield* Balance.getBalance(live)).available, 9.85)

@@ -52,6 +52,17 @@ export const PaymentIntent = Schema.Struct({
     Schema.Record(Schema.String, Schema.Unknown).annotate({
       description: "The caller's metadata, untouched ({} when none)"
     })
+  ),
+  cancellation_reason: Schema.optionalKey(
+    Schema.NullOr(Schema.Literals(["requested", "expired"])).annotate({
+      description:
+        "Why a cancelled intent was cancelled: requested (POST /v1/payments/{id}/cancel) or expired (its payment window closed); null otherwise"
+    })
+  ),
+  failure_reason: Schema.optionalKey(
+    Schema.NullOr(Schema.String).annotate({
+      description: "What the processor said when the payment failed; null otherwise"
+    })
   )
 }).annotate({ identifier: "PaymentIntent", description: "A card or mobile-money payment intent" })
 
