@@ -188,6 +188,87 @@ describe("invoices: numbering", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect(
+    "an invoice number names one invoice per business and mode: a taken one is refused, the sequence skips it",
+    () =>
+      Effect.gen(function* () {
+        const { live, test } = yield* business()
+        const listed = Effect.map(Invoices.listInvoices(live, page), (l) => l.meta.total)
+        assert.strictEqual((yield* Invoices.createInvoice(live, simple())).invoice_number, 1)
+        // the caller's own numbers: 2 as a number, "3" as text, "KC-7" as text
+        assert.strictEqual((yield* Invoices.createInvoice(live, simple({ invoice_number: 2 }))).invoice_number, 2)
+        yield* Invoices.createDraftInvoice(live, simple({ invoice_number: "3" }))
+        yield* Invoices.createInvoice(live, simple({ invoice_number: "KC-7" }))
+        assert.strictEqual(yield* listed, 4)
+
+        // a taken number is refused at creation (5 and "5" are one number), and nothing is stored
+        for (const invoice_number of [1, "1", 2, "2", 3, "KC-7"] as const) {
+          const refused = yield* Effect.flip(Invoices.createInvoice(live, simple({ invoice_number })))
+          assert.strictEqual(codeOf(refused), "validation_error")
+          assert.include((refused as { message: string }).message, "is already used by another invoice")
+          assert.strictEqual(
+            codeOf(yield* Effect.flip(Invoices.createDraftInvoice(live, simple({ invoice_number })))),
+            "validation_error"
+          )
+        }
+        assert.strictEqual(yield* listed, 4)
+        // the sequence skips the numbers callers took (2, and the draft's "3"): never a repeat
+        assert.strictEqual((yield* Invoices.createInvoice(live, simple())).invoice_number, 4)
+        const draft = yield* Invoices.createDraftInvoice(live, simple())
+        yield* Invoices.createInvoice(live, simple({ invoice_number: 6 }))
+        assert.strictEqual((yield* Invoices.sendInvoice(live, draft.id)).invoice_number, 5)
+        assert.strictEqual((yield* Invoices.createInvoice(live, simple())).invoice_number, 7)
+        assert.deepStrictEqual((yield* counter(live))?.data, { next: 8 })
+
+        // an update to a taken number is refused and changes nothing; to a free one, it frees the old one
+        const own = yield* Invoices.createInvoice(live, simple({ invoice_number: "KC-8" }))
+        assert.strictEqual(
+          codeOf(yield* Effect.flip(Invoices.updateInvoice(live, own.id, { invoice_number: 4 }))),
+          "validation_error"
+        )
+        assert.strictEqual((yield* Invoices.getInvoice(live, own.id)).invoice_number, "KC-8")
+        assert.strictEqual(
+          (yield* Invoices.updateInvoice(live, own.id, { invoice_number: "KC-8" })).invoice_number,
+          "KC-8"
+        )
+        assert.strictEqual(
+          (yield* Invoices.updateInvoice(live, own.id, { invoice_number: "KC-9" })).invoice_number,
+          "KC-9"
+        )
+        assert.strictEqual(
+          (yield* Invoices.createInvoice(live, simple({ invoice_number: "KC-8" }))).invoice_number,
+          "KC-8"
+        )
+
+        // another mode, another business: the same numbers are free there
+        assert.strictEqual((yield* Invoices.createInvoice(test, simple({ invoice_number: 2 }))).invoice_number, 2)
+        assert.strictEqual((yield* Invoices.createInvoice(test, simple())).invoice_number, 1)
+        const other = yield* business()
+        assert.strictEqual(
+          (yield* Invoices.createInvoice(other.live, simple({ invoice_number: "KC-7" }))).invoice_number,
+          "KC-7"
+        )
+      }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("two concurrent creations with one number: one invoice has it, the other is refused", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const outcomes = yield* Effect.all(
+        Array.from({ length: 4 }, () =>
+          Effect.result(Invoices.createInvoice(live, simple({ invoice_number: "KC-1" })))
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(outcomes.filter((o) => o._tag === "Success").length, 1)
+      assert.deepStrictEqual(
+        outcomes.filter((o) => o._tag === "Failure").map((o) => codeOf(o.failure)),
+        ["validation_error", "validation_error", "validation_error"]
+      )
+      assert.strictEqual((yield* Invoices.listInvoices(live, page)).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("concurrent publications take distinct consecutive numbers", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -281,10 +281,15 @@ const expectEvent = (
   }
 }
 
-/** Takes the scope's next sequential invoice number. */
+/** An invoice of the scope already has `n` (a number names one invoice; `5` and `"5"` are one number). */
+const numberTaken = (m: Model, biz: Biz, mode: Mode, n: string | number): boolean =>
+  m.invoices.some((i) => i.biz === biz.n && i.mode === mode && i.number !== null && String(i.number) === String(n))
+
+/** Takes the scope's next sequential invoice number: the first from the counter that no invoice has. */
 const takeNumber = (m: Model, biz: Biz, mode: Mode): number => {
   const k = scopeKey(biz, mode)
-  const n = m.numbers.get(k) ?? 1
+  let n = m.numbers.get(k) ?? 1
+  while (numberTaken(m, biz, mode, n)) n++
   m.numbers.set(k, n + 1)
   return n
 }
@@ -1360,16 +1365,18 @@ class CreateInvoice implements Cmd {
     const decoded = decodeRequest(Requests.CreateInvoiceBody, body)
     if (Result.isFailure(decoded)) return expect.fail(`testkit bug: invalid invoice body ${decoded.failure.message}`)
     const input = toInvoiceCommand(decoded.success.data)
-    const wire = expectOk(
-      await real.run(
-        attempt(
-          a.draft
-            ? Invoices.createDraftInvoice(biz.callers[mode], input)
-            : Invoices.createInvoice(biz.callers[mode], input)
-        )
-      ),
-      `${this}`
+    const outcome = await real.run(
+      attempt(
+        a.draft
+          ? Invoices.createDraftInvoice(biz.callers[mode], input)
+          : Invoices.createInvoice(biz.callers[mode], input)
+      )
     )
+    if (input.invoice_number != null && numberTaken(m, biz, mode, input.invoice_number)) {
+      expectCode(outcome, "validation_error", `${this}: an invoice of the business and mode has that invoice_number`)
+      return await checkAll(m, real)
+    }
+    const wire = expectOk(outcome, `${this}`)
     const totals = InvoiceTotals.totals(input)
     if (totals instanceof Error) return expect.fail(`testkit bug: ${totals.message}`)
     const currency = input.currency ?? "GMD"

@@ -1,13 +1,24 @@
-import { Currency, Invoice, Money } from "@xaalis/core"
+import { Currency, Errors, Invoice, Money } from "@xaalis/core"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
 import { publish } from "../outbox/Outbox.ts"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, type Tx, VersionConflict } from "../ports/Store.ts"
+import { type Doc, DuplicateKey, type Page, type Scope, type Tx } from "../ports/Store.ts"
 import * as Present from "../present-billing.ts"
 import type { Business } from "./Businesses.ts"
-import { type Caller, fromStep, getScoped, newDoc, notFound, now, revise, sweepDue, unitOfWork } from "./common.ts"
+import {
+  type Caller,
+  fromStep,
+  getScoped,
+  newDoc,
+  notFound,
+  now,
+  putCounter,
+  revise,
+  sweepDue,
+  unitOfWork
+} from "./common.ts"
 
 /**
  * Invoices (spec "Invoices", decisions §6, §7): create (published), create
@@ -47,7 +58,7 @@ export const overdueDueAt = (inv: Invoice.Invoice): number | null =>
 
 const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, mode: doc.mode ?? "live" })
 
-/** Ids are fresh UUIDs and invoices have no unique keys: a duplicate is a defect. */
+/** Ids are fresh UUIDs (an invoice number clash is refused by `refuseTakenNumber`): another duplicate is a defect. */
 const orDieOnDuplicate = <A, E, R>(effect: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E, R> =>
   Effect.catchIf(effect, (e): e is DuplicateKey => e instanceof DuplicateKey, Effect.die) as Effect.Effect<A, E, R>
 
@@ -58,11 +69,44 @@ const merchantName = (tx: Tx, caller: Caller) =>
       : Effect.succeed((doc.data as Business).name)
   )
 
+/**
+ * The unique key (kind `invoice`) of an invoice number in its business and
+ * mode: a number names one invoice. `5` and `"5"` are one number.
+ */
+const numberKey = (scope: Scope, n: Invoice.InvoiceNumber): string =>
+  `number:${scope.business_id}:${scope.mode}:${String(n)}`
+
+const numberKeys = (scope: Scope, state: Invoice.Invoice): ReadonlyArray<string> =>
+  state.invoice_number === null ? [] : [numberKey(scope, state.invoice_number)]
+
+/** A write whose invoice number another invoice of the business and mode holds: `validation_error`. */
+const numberTaken = (state: Invoice.Invoice) =>
+  Errors.validation(
+    `invoice_number ${JSON.stringify(state.invoice_number)} is already used by another invoice of this business.`,
+    "invoice_number"
+  )
+
+const refuseTakenNumber =
+  (state: Invoice.Invoice) =>
+  <A, E, R>(effect: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E | Errors.DomainError, R> =>
+    Effect.catchIf(
+      effect,
+      (e): e is DuplicateKey => e instanceof DuplicateKey,
+      () => Effect.fail(numberTaken(state))
+    ) as Effect.Effect<A, E | Errors.DomainError, R>
+
+/**
+ * The business's counter and the next sequential number: the counter's, or the
+ * first after it that no invoice holds (numbers callers gave their invoices
+ * themselves are skipped, so an assigned number never repeats one).
+ */
 const readCounter = (tx: Tx, scope: Scope) =>
-  Effect.map(tx.get("counter", counterId(scope)), (doc) => ({
-    doc: doc as Doc<InvoiceCounter> | undefined,
-    next: (doc?.data as InvoiceCounter | undefined)?.next ?? 1
-  }))
+  Effect.gen(function* () {
+    const doc = (yield* tx.get("counter", counterId(scope))) as Doc<InvoiceCounter> | undefined
+    let next = doc?.data.next ?? 1
+    while ((yield* tx.getByKey("invoice", numberKey(scope, next))) !== undefined) next++
+    return { doc, next }
+  })
 
 type Counter = Effect.Success<ReturnType<typeof readCounter>>
 
@@ -88,17 +132,7 @@ const applyNumbering = (
     for (const effect of effects) {
       if (effect.type !== "invoice_number_consumed") continue
       const data: InvoiceCounter = { next: effect.invoice_number + 1 }
-      if (counter.doc === undefined) {
-        yield* tx
-          .insert(newDoc({ kind: "counter", id: counterId(scope), scope, now: t, data }))
-          .pipe(
-            Effect.catchTag("DuplicateKey", () =>
-              Effect.fail(new VersionConflict({ kind: "counter", id: counterId(scope) }))
-            )
-          )
-      } else {
-        yield* tx.update(revise(counter.doc, data)).pipe(orDieOnDuplicate)
-      }
+      yield* putCounter(tx, { id: counterId(scope), scope, now: t, current: counter.doc, data })
       if (reference === "sequential") next = { ...next, reference: sequentialReference(effect.invoice_number) }
     }
     return next
@@ -137,7 +171,12 @@ const book = (tx: Tx, doc: Doc<Invoice.Invoice>, step: Invoice.InvoiceStep, t: n
     const scope = scopeOf(doc)
     const { state, events, effects } = yield* fromStep(step)
     const next = counter === undefined ? state : yield* applyNumbering(tx, scope, counter, state, effects, t, "keep")
-    yield* tx.update(revise(doc, next, overdueDueAt(next))).pipe(orDieOnDuplicate)
+    const revised = revise(doc, next, overdueDueAt(next))
+    // the number's key moves with the number (an update, a draft numbered when sent); rows stored
+    // before numbers were keys get theirs only then
+    const numbered =
+      next.invoice_number === doc.data.invoice_number ? revised : { ...revised, keys: numberKeys(scope, next) }
+    yield* tx.update(numbered).pipe(refuseTakenNumber(next))
     yield* emit(
       tx,
       scope,
@@ -201,9 +240,12 @@ const creation = (published: boolean) =>
         } else {
           state = (yield* fromStep(Invoice.createDraft(input, ctx))).state
         }
+        const keys = numberKeys(caller, state)
         yield* tx
-          .insert(newDoc({ kind: "invoice", id, scope: caller, now: t, data: state, due_at: overdueDueAt(state) }))
-          .pipe(orDieOnDuplicate)
+          .insert(
+            newDoc({ kind: "invoice", id, scope: caller, now: t, data: state, due_at: overdueDueAt(state), keys })
+          )
+          .pipe(refuseTakenNumber(state))
         return state
       })
     )
