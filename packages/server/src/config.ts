@@ -1,4 +1,4 @@
-import { Decimal } from "@xaalis/core"
+import { Decimal, Limits } from "@xaalis/core"
 
 /**
  * The reference server's settings (decisions §9), read from the environment.
@@ -86,9 +86,13 @@ export const fromEnv = (env: Env): ServerConfig => {
   const port = integer(env, "PORT", 0, 65_535)
   const host = read(env, "HOST")
   const dataDir = read(env, "DATA_DIR")
-  const rate = decimal(env, "USD_GMD_RATE", "0", undefined)
-  if (Decimal.compare(Decimal.parse(rate) as Decimal.Decimal, Decimal.parse("0") as Decimal.Decimal) <= 0) {
-    throw new ConfigError(`USD_GMD_RATE must be above 0 (got "${rate}")`)
+  // the limits of a rate set through POST /v1/test_helpers/rates: the same rate is refused at start as there
+  const rate = decimal(env, "USD_GMD_RATE", "0", String(Limits.rate_max))
+  const parsedRate = Decimal.parse(rate) as Decimal.Decimal
+  if (!Decimal.isPositive(parsedRate) || Decimal.places(parsedRate) > Limits.rate_places_max) {
+    throw new ConfigError(
+      `USD_GMD_RATE must be above 0 with at most ${Limits.rate_places_max} decimal places (got "${rate}")`
+    )
   }
   const rps = integer(env, "RATE_LIMIT_RPS", 0, 1_000_000)
   const burst = integer(env, "RATE_LIMIT_BURST", 1, 1_000_000)

@@ -54,6 +54,13 @@ describe("server configuration from the environment (decisions §9)", () => {
     expect(() => fromEnv({ STORE: "redis" })).toThrow(/STORE/)
   })
 
+  it("USD_GMD_RATE takes what the rates helper takes: up to 8 decimal places, up to 1,000,000", () => {
+    expect(fromEnv({ USD_GMD_RATE: "70.12345678" }).rate).toBe("70.12345678")
+    expect(fromEnv({ USD_GMD_RATE: "1000000" }).rate).toBe("1000000")
+    // trailing zeros are not places of the rate
+    expect(fromEnv({ USD_GMD_RATE: "70.1000000000" }).rate).toBe("70.1000000000")
+  })
+
   it("RATE_LIMIT_RPS=0 turns rate limiting off", () => {
     expect(fromEnv({ RATE_LIMIT_RPS: "0" }).rateLimit).toBe(false)
   })
@@ -66,6 +73,9 @@ describe("server configuration from the environment (decisions §9)", () => {
     ["USD_GMD_RATE", "0"],
     ["USD_GMD_RATE", "-70"],
     ["USD_GMD_RATE", "seventy"],
+    // the limits of POST /v1/test_helpers/rates
+    ["USD_GMD_RATE", "70.123456789"],
+    ["USD_GMD_RATE", "1000000.01"],
     ["CONVERSION_FEE_PERCENT", "101"],
     ["PAYMENT_FEE_PERCENT", "x"],
     ["RATE_LIMIT_BURST", "0"],
