@@ -1,6 +1,7 @@
 import * as net from "node:net"
-import { Businesses, type Ids, Notifier, type Store } from "@xaalis/engine"
+import { Businesses, DeliveryFailed, type Ids, Notifier, type Store } from "@xaalis/engine"
 import { NotifierHarness, notifierChecks, notifierConformance, type ReceiverAnswer, runsFromEnv } from "@xaalis/testkit"
+import { sign, verify, WebhookVerificationError, type WebhookVerificationReason } from "@xaalis/webhooks"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { HttpNotifier } from "../src/notifier/index.ts"
@@ -28,16 +29,38 @@ const dropping = Effect.acquireRelease(
   (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
 )
 
+/** What `verify` refuses only once the signatures checked out. */
+const afterSignature: ReadonlyArray<WebhookVerificationReason> = ["invalid_body", "invalid_envelope", "unknown_event"]
+
+/** The webhook secrets of the businesses the harness made: a receiver verifies what arrives with them. */
+const secrets: Array<string> = []
+
 const harness = Layer.effect(
   NotifierHarness,
   Effect.gen(function* () {
     // the notifier reads the business's webhook secret from the store: businesses are created there
     const context = yield* Effect.context<Store | Ids>()
+    /**
+     * Both signatures verify, as a receiver checks them, over the bytes that
+     * arrived (the suite's bodies need not be events a receiver knows: a
+     * refusal of the body after the signatures checked out still counts).
+     */
+    const verifies = (body: Uint8Array, headers: Record<string, string | ReadonlyArray<string> | undefined>) =>
+      (["standard", "service"] as const).every((scheme) => {
+        try {
+          verify(body, headers, secrets, { scheme })
+          return true
+        } catch (e) {
+          return e instanceof WebhookVerificationError && afterSignature.includes(e.reason)
+        }
+      })
     return NotifierHarness.of({
-      business: Effect.map(Businesses.createBusiness({ name: "Conformance Corner" }), (b) => b.id).pipe(
-        Effect.provide(context)
-      ),
+      business: Effect.map(Businesses.createBusiness({ name: "Conformance Corner" }), (b) => {
+        secrets.push(b.webhook_secret)
+        return b.id
+      }).pipe(Effect.provide(context)),
       canHang: true,
+      signs: true,
       receiver: Effect.gen(function* () {
         let answer: Answer = { status: 200 }
         const receiver = yield* startReceiver(() => answer)
@@ -50,7 +73,12 @@ const harness = Layer.effect(
           arrivals: Effect.sync(() =>
             receiver.received.map((r) => {
               const id = r.headers["webhook-id"]
-              return { event_id: typeof id === "string" ? id : undefined, body: new Uint8Array(r.body) }
+              const body = new Uint8Array(r.body)
+              return {
+                event_id: typeof id === "string" ? id : undefined,
+                body,
+                signature_valid: verifies(body, r.headers)
+              }
             })
           )
         }
@@ -92,6 +120,41 @@ describe("the suite sees over HTTP what the notifier sends", () => {
     const check = about("the attempts of one event")
     const message = await rejection(check.run(altered((d) => ({ ...d, event_id: globalThis.crypto.randomUUID() }))))
     expect(message).toMatch(/the event id arrived unchanged/)
+  })
+
+  it("a notifier that signs other bytes than it sends fails (the harness verifies as a receiver does)", async () => {
+    const check = about("arrives once, with the exact body bytes")
+    // sends the body's bytes as they are, signed over its re-serialisation: every receiver's check refuses it
+    const signingOther = () =>
+      Layer.succeed(
+        Notifier,
+        Notifier.of({
+          deliver: (d) =>
+            Effect.tryPromise({
+              try: async () => {
+                const signed = sign(JSON.stringify(JSON.parse(d.body)), secrets.at(-1) as string, {
+                  id: d.event_id,
+                  timestamp: new Date()
+                })
+                const res = await fetch(d.url, {
+                  method: "POST",
+                  body: d.body,
+                  headers: { ...signed, "content-type": "application/json" }
+                })
+                if (!res.ok) throw new Error(`status ${res.status}`)
+              },
+              catch: (e) => new DeliveryFailed({ message: String(e) })
+            })
+        })
+      ).pipe(Layer.merge(harness), Layer.provideMerge(storeLayer))
+    // a property of the check fails: its counterexample's assertion is the error's cause
+    const failure = await check.run(signingOther).then(
+      () => expect.fail("the check passed a broken notifier"),
+      (e: unknown) => e as Error
+    )
+    expect(String((failure.cause as Error | undefined)?.message)).toMatch(
+      /the signature verifies over the body as it arrived/
+    )
   })
 
   it("a notifier that re-serialises the body fails (the bytes are compared)", async () => {

@@ -6,7 +6,7 @@
  *
  * ```ts
  * import { notifierConformance } from "@xaalis/testkit"
- * notifierConformance("my notifier", () => Layer.mergeAll(MyNotifier.layer(), myHarness), { deadlineMs: 5_000 })
+ * notifierConformance("my notifier", () => myHarness.pipe(Layer.provideMerge(MyNotifier.layer())), { deadlineMs: 5_000 })
  * ```
  *
  * Checks, on a fresh build of the layer each (the layer may fail to build: the
@@ -15,7 +15,8 @@
  * defect would fail the dispatcher's whole batch): it succeeds, or fails with
  * `DeliveryFailed`.
  * - a delivery the receiver accepts succeeds and arrives once, with the body
- *   byte for byte (its UTF-8) and the `event_id`: for random event ids, modes,
+ *   byte for byte (its UTF-8) and the `event_id` (and, when the harness
+ *   `signs`, signatures that verify over those bytes): for random event ids, modes,
  *   attempt numbers and JSON bodies (any Unicode), and for bodies a
  *   re-serialisation would change (numbers beyond a double, `73.640`, escapes,
  *   U+2028, indentation, 100 KB);
@@ -70,6 +71,14 @@ export interface Arrival {
   readonly event_id: string | undefined
   /** The body as it arrived: bytes, or the text of an in-process transport. */
   readonly body: Uint8Array | string
+  /**
+   * Whether the attempt's signatures verify, as a receiver checks them: over
+   * the body as it arrived, with the business's webhook secret (HTTP: both
+   * schemes of `verify` from `@xaalis/webhooks`, on the raw body and the
+   * headers). Required when the harness `signs`; leave it out for a transport
+   * that does not sign.
+   */
+  readonly signature_valid?: boolean | undefined
 }
 
 /** A receiver the suite delivers to. */
@@ -92,6 +101,13 @@ export class NotifierHarness extends Context.Service<
     readonly receiver: Effect.Effect<NotifierReceiver, unknown, Scope.Scope>
     /** Whether receivers can `Hang` (never answer). */
     readonly canHang: boolean
+    /**
+     * The notifier signs what it sends (an HTTP notifier does): every arrival
+     * must then report `signature_valid`, and it must be true. A notifier that
+     * signs other bytes than it sends (a re-serialised body) fails every
+     * receiver's check; only a harness that verifies lets the suite see it.
+     */
+    readonly signs?: boolean | undefined
     /** Optional: a URL nothing answers at (HTTP: a closed port), valid for as long as the scope. */
     readonly unreachable?: Effect.Effect<string, unknown, Scope.Scope> | undefined
   }
@@ -148,11 +164,19 @@ const firstDifference = (a: Uint8Array, b: Uint8Array): number => {
   return a.length === b.length ? -1 : n
 }
 
-/** One arrival is the delivery's event id and exact body. */
-const expectArrivalOf = (arrival: Arrival | undefined, delivery: Delivery, what: string): void => {
+/** One arrival is the delivery's event id and exact body, signed over those bytes when the notifier `signs`. */
+const expectArrivalOf = (arrival: Arrival | undefined, delivery: Delivery, what: string, signs: boolean): void => {
   expect(arrival, `${what}: an attempt reached the receiver`).toBeDefined()
   const got = arrival as Arrival
   expect(got.event_id, `${what}: the event id arrived unchanged`).toBe(delivery.event_id)
+  if (signs) {
+    expect(
+      got.signature_valid,
+      `${what}: the signature verifies over the body as it arrived, with the business's webhook secret (the harness signs: it must report signature_valid)`
+    ).toBe(true)
+  } else if (got.signature_valid !== undefined) {
+    expect(got.signature_valid, `${what}: the signature verifies over the body as it arrived`).toBe(true)
+  }
   const want = utf8.encode(delivery.body)
   const have = bytesOf(got.body)
   const at = firstDifference(want, have)
@@ -210,13 +234,17 @@ export const notifierChecks = (
   })
 
   /** Delivers `d` to `receiver`, which must get exactly one attempt with `d`'s id and body; returns the outcome. */
-  const attemptOnce = (notifier: NotifierShape, receiver: { readonly arrivals: NotifierReceiver["arrivals"] }) =>
+  const attemptOnce = (
+    notifier: NotifierShape,
+    receiver: { readonly arrivals: NotifierReceiver["arrivals"] },
+    signs: boolean
+  ) =>
     Effect.fnUntraced(function* (d: Delivery, what: string) {
       const before = (yield* receiver.arrivals).length
       const outcome = yield* deliver(notifier, d)
       const arrivals = yield* receiver.arrivals
       expect(arrivals.length - before, `${what}: attempts that reached the receiver for one deliver call`).toBe(1)
-      expectArrivalOf(arrivals[arrivals.length - 1], d, what)
+      expectArrivalOf(arrivals[arrivals.length - 1], d, what, signs)
       return outcome
     })
 
@@ -234,7 +262,7 @@ export const notifierChecks = (
       (notifier, harness, business_id) =>
         Effect.gen(function* () {
           const receiver = yield* harness.receiver
-          const once = attemptOnce(notifier, receiver)
+          const once = attemptOnce(notifier, receiver, harness.signs === true)
           yield* Effect.promise(() =>
             fc.assert(
               fc.asyncProperty(
@@ -262,7 +290,7 @@ export const notifierChecks = (
       (notifier, harness, business_id) =>
         Effect.gen(function* () {
           const receiver = yield* harness.receiver
-          const once = attemptOnce(notifier, receiver)
+          const once = attemptOnce(notifier, receiver, harness.signs === true)
           for (const [label, body] of trickyBodies) {
             expectSuccess(yield* once(delivery(business_id, receiver.url, { body }), label), label)
           }
@@ -272,7 +300,7 @@ export const notifierChecks = (
     check(`every 2xx answer (${SUCCESSES.join(", ")}) is a success`, (notifier, harness, business_id) =>
       Effect.gen(function* () {
         const receiver = yield* harness.receiver
-        const once = attemptOnce(notifier, receiver)
+        const once = attemptOnce(notifier, receiver, harness.signs === true)
         for (const status of SUCCESSES) {
           yield* receiver.answer(accept(status))
           expectSuccess(yield* once(delivery(business_id, receiver.url), `HTTP ${status}`), `answered ${status}`)
@@ -285,7 +313,7 @@ export const notifierChecks = (
       (notifier, harness, business_id) =>
         Effect.gen(function* () {
           const receiver = yield* harness.receiver
-          const once = attemptOnce(notifier, receiver)
+          const once = attemptOnce(notifier, receiver, harness.signs === true)
           for (const status of REFUSALS) {
             yield* receiver.answer(reject(status))
             const what = `a receiver answering ${status}`
@@ -299,7 +327,7 @@ export const notifierChecks = (
       (notifier, harness, business_id) =>
         Effect.gen(function* () {
           const receiver = yield* harness.receiver
-          const once = attemptOnce(notifier, receiver)
+          const once = attemptOnce(notifier, receiver, harness.signs === true)
           const first = delivery(business_id, receiver.url, { body: trickyBodies[2]![1] })
           const plan: ReadonlyArray<ReceiverAnswer> = [reject(503), reject(500), accept(200)]
           for (const [i, answer] of plan.entries()) {
@@ -350,7 +378,7 @@ export const notifierChecks = (
               const what = `delivery ${d.event_id} at the ${label} receiver`
               const arrival = arrivals.find((a) => a.event_id === d.event_id)
               expect(arrival, `${what}: an attempt with its event id arrived`).toBeDefined()
-              expectArrivalOf(arrival, d, what)
+              expectArrivalOf(arrival, d, what, harness.signs === true)
             }
           }
           return yield* passed

@@ -22,7 +22,7 @@
  * - `ledger` and errors are compared by value and `_tag`, never by `instanceof`.
  */
 
-import { type Doc, type Kind, type LedgerEntry, type Scope, Store, type Tx } from "@xaalis/engine"
+import { type Doc, type Kind, type LedgerEntry, type Scope, Store, type StoreError, type Tx } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -670,6 +670,61 @@ export const storeConformance = (
       )
 
       test(
+        `units that read, then insert what is absent, racing (concurrency ${concurrency}): the losers fail with VersionConflict, and run again find the winner's row`,
+        (store) =>
+          Effect.gen(function* () {
+            // the engine's pattern (a chain transfer's first reports, a counter's first write): look the
+            // row up, insert it when absent; the engine runs a unit again on VersionConflict only
+            const race = (find: (tx: Tx) => Effect.Effect<Doc | undefined, StoreError>, row: (i: number) => Doc) =>
+              Effect.forEach(
+                Array.from({ length: concurrency * 2 }, (_, i) => i),
+                (i) =>
+                  Effect.map(
+                    Effect.exit(
+                      retrying(() =>
+                        store.transact((tx) =>
+                          Effect.flatMap(find(tx), (found) =>
+                            found === undefined ? Effect.as(tx.insert(row(i)), "inserted") : Effect.succeed("found")
+                          )
+                        )
+                      )
+                    ),
+                    (exit) =>
+                      Exit.isSuccess(exit) ? exit.value : tagOf(Result.getOrUndefined(Cause.findError(exit.cause)))
+                  ),
+                { concurrency }
+              )
+            const losers =
+              "a unit that lost the race must fail with VersionConflict (not DuplicateKey), at the insert or at the commit: the engine runs it again only then, and it finds the winner's row; with DuplicateKey, the second of two first reports of one chain transfer would answer an error"
+            const byKey = yield* race(
+              (tx) => tx.getByKey("transfer", "first-report"),
+              (i) => mk({ kind: "transfer", id: `tr_key_${i}`, keys: ["first-report"] })
+            )
+            expect(
+              byKey.filter((o) => o !== "inserted" && o !== "found"),
+              `same unique key: ${losers}`
+            ).toStrictEqual([])
+            expect(
+              byKey.filter((o) => o === "inserted"),
+              "same unique key: exactly one unit inserts"
+            ).toHaveLength(1)
+            const byId = yield* race(
+              (tx) => tx.get("transfer", "tr_first"),
+              () => mk({ kind: "transfer", id: "tr_first" })
+            )
+            expect(
+              byId.filter((o) => o !== "inserted" && o !== "found"),
+              `same id: ${losers}`
+            ).toStrictEqual([])
+            expect(
+              byId.filter((o) => o === "inserted"),
+              "same id: exactly one unit inserts"
+            ).toHaveLength(1)
+          }),
+        60_000
+      )
+
+      test(
         `concurrent inserts of distinct rows (concurrency ${concurrency}) all commit`,
         (store) =>
           Effect.gen(function* () {
@@ -1206,7 +1261,7 @@ export const storeConformance = (
           }))
       }
 
-      test("ledger lists every entry of every scope exactly (signed bigint amounts beyond 2^53)", (store) =>
+      test("ledger lists every entry of every scope exactly, and balances sums them exactly (signed bigint amounts beyond 2^53)", (store) =>
         Effect.gen(function* () {
           const big = 9_007_199_254_740_993n // 2^53 + 1: lost by any trip through a JS number
           const all = [
@@ -1222,10 +1277,11 @@ export const storeConformance = (
           ]
           yield* store.transact((tx) => tx.post(all.slice(0, 5)))
           yield* store.transact((tx) => Effect.andThen(tx.post(all.slice(5, 7)), tx.post(all.slice(7))))
-          expect(byId(yield* store.ledger)).toStrictEqual(byId(all))
-          expect(canonBalances(yield* store.transact((tx) => tx.balances(A_LIVE)))).toStrictEqual(
-            expectedBalances(all, A_LIVE)
-          )
+          expect(byId(yield* store.ledger), "ledger: every entry, amounts exact").toStrictEqual(byId(all))
+          expect(
+            canonBalances(yield* store.transact((tx) => tx.balances(A_LIVE))),
+            "balances: the sum per account and currency, exact beyond 2^53 (no trip through a JS number)"
+          ).toStrictEqual(expectedBalances(all, A_LIVE))
         }))
     })
 

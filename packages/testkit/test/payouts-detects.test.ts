@@ -115,6 +115,16 @@ describe("the Payouts suite catches broken adapters", () => {
       /one reference for one key/
     ))
 
+  it("an adapter that reports PayoutFailed after the rail paid (it ignores the rail's reference)", async () => {
+    const blind: Mutation = (rail) => (input) =>
+      Effect.suspend(() => {
+        rail.pay(input)
+        return Effect.fail(new PayoutFailed({ message: "rail answered no reference" }))
+      })
+    await expectCheckFails(valid, fake(blind), /the rail paid .* but send did not answer its reference/)
+    await expectCheckFails(hostile, fake(blind), /keeps the dalasi in the balance and sends the payout again/)
+  })
+
   it("an adapter that sends dalasi as a float and truncates to butut (29 butut become 28)", async () => {
     const float: Mutation = (rail) => (input) =>
       Effect.sync(() => ({ reference: rail.pay(input, BigInt(Math.floor((Number(input.amount) / 100) * 100))) }))

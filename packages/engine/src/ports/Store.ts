@@ -109,6 +109,17 @@ export interface Tx {
  * The Store port. `transact` runs a unit of work atomically and isolated from
  * concurrent ones: no lost update (versions or locks), all-or-nothing commit.
  * On `VersionConflict` the caller may simply run the same unit again.
+ *
+ * Which clash is which: `DuplicateKey` is for an insert (or key claim) that
+ * meets a row that was there when the unit began; a unit that loses a race to
+ * a concurrent one (both read "absent", both insert the same id or key) fails
+ * with `VersionConflict`, at the call or at the commit, because the engine
+ * runs a unit again only then, and the second run finds the winner's row (two
+ * first reports of one chain transfer: the loser answers "already applied").
+ * Hot rows: the engine runs a unit at most 8 more times; many writers of one
+ * row at once (the concurrency suite runs 50) must all get through, so a store
+ * serialises the writers of a row that lost a race (the PostgreSQL store locks
+ * it on the next run) or all writers (the in-memory and SQLite stores).
  */
 export class Store extends Context.Service<
   Store,
