@@ -41,6 +41,18 @@ describe("Promise facade", () => {
 
       const k1 = await engine.createConversion(live, { gmd_amount: 6000 }, { idempotency_key: "order-42" })
       const k2 = await engine.createConversion(live, { gmd_amount: 6000 }, { idempotency_key: "order-42" })
+      // the same body with its members in another order is the same request, as over HTTP
+      const k3 = await engine.createConversion(
+        live,
+        { network: "TRC20", gmd_amount: 6000 },
+        { idempotency_key: "order-43" }
+      )
+      const k4 = await engine.createConversion(
+        live,
+        { gmd_amount: 6000, network: "TRC20" },
+        { idempotency_key: "order-43" }
+      )
+      expect(k4).toEqual(k3)
       expect(k2).toEqual(k1)
       const clash = await engine
         .createConversion(live, { gmd_amount: 7000 }, { idempotency_key: "order-42" })
@@ -148,17 +160,28 @@ describe("Promise facade: a store layer that can fail", () => {
       await working.dispose()
     }
 
+    const causes: Array<unknown> = []
     const broken = createEngine({
       store: Layer.effect(Store, Effect.fail(new StoreError({ message: "cannot open /var/lib/xaalis/db.sqlite" }))),
-      sandbox: { rate }
+      sandbox: { rate },
+      onError: (cause) => causes.push(cause)
     })
     try {
+      // ready() names the reason to the operator at start-up
+      const notReady = await broken.ready().then(
+        () => undefined,
+        (e: unknown) => e
+      )
+      expect(String((notReady as Error | undefined)?.message)).toContain("cannot open /var/lib/xaalis/db.sqlite")
       for (const call of [() => broken.createBusiness({ name: "Shop" }), () => broken.authenticate("sk_test_x")]) {
         const e = await call().catch((x: unknown) => x)
         expect(e).toBeInstanceOf(DomainError)
         expect((e as DomainError).code).toBe("internal_error")
         expect((e as DomainError).message).not.toContain("/var/lib")
       }
+      // the caller learns nothing of internals; onError gets each cause
+      expect(causes).toHaveLength(2)
+      for (const cause of causes) expect(`${JSON.stringify(cause)} ${String(cause)}`).toContain("/var/lib/xaalis")
     } finally {
       await broken.dispose().catch(() => undefined)
     }

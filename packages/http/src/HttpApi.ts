@@ -364,19 +364,11 @@ const fingerprint = (method: string, path: string, body: string): Idempotency.Fi
     createHash("sha256").update(`${method} ${path}\n`, "utf8").update(text, "utf8").digest("hex")
   const parsed = body === "" ? Result.succeed({}) : Json.parseJson(body)
   return {
-    value: digest(Result.isSuccess(parsed) ? `json ${JSON.stringify(sortedMembers(parsed.success))}` : `raw ${body}`),
+    value: digest(
+      Result.isSuccess(parsed) ? `json ${JSON.stringify(Json.sortMembers(parsed.success))}` : `raw ${body}`
+    ),
     bytes: digest(body)
   }
-}
-
-/** A parsed JSON value with every object's members in UTF-16 code-unit order (`sort()`) (raw numbers kept as they are). */
-const sortedMembers = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(sortedMembers)
-  if (value === null || typeof value !== "object" || Json.isRawJson(value)) return value
-  // no prototype: a member named "__proto__" stays a member
-  const out: Record<string, unknown> = Object.create(null)
-  for (const k of Object.keys(value).sort()) out[k] = sortedMembers((value as Record<string, unknown>)[k])
-  return out
 }
 
 const templateMatcher = (path: string): RegExp =>

@@ -52,6 +52,21 @@ export const isJsonNumber = (u: unknown): u is JsonNumber => typeof u === "numbe
 export const rawNumber = (literal: string): RawJsonNumber => JSONX.rawJSON(literal)
 
 /**
+ * A JSON value with every object's members in UTF-16 code-unit order
+ * (`sort()`), raw numbers kept as they are: `JSON.stringify` of it is one text
+ * for every spacing and member order of the same value (the idempotency
+ * fingerprint of a request's body). Objects come out without a prototype, so a
+ * member named `__proto__` stays a member.
+ */
+export const sortMembers = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortMembers)
+  if (value === null || typeof value !== "object" || isRawJson(value)) return value
+  const out: Record<string, unknown> = Object.create(null)
+  for (const k of Object.keys(value).sort()) out[k] = sortMembers((value as Record<string, unknown>)[k])
+  return out
+}
+
+/**
  * A decimal literal in canonical form: value = sign * digits * 10^exponent, with
  * `digits` free of leading and trailing zeros ("" for zero, whose sign is +1).
  * Never builds a bigint, so a hostile literal costs only a scan of its text.

@@ -1,7 +1,6 @@
-import { type Decimal, DomainError, decodeRequest, Requests } from "@xaalis/core"
+import { type Decimal, DomainError, decodeRequest, Json, Requests } from "@xaalis/core"
 import { Effect, Layer, ManagedRuntime, type Result } from "effect"
 import * as IdsAdapter from "../adapters/Ids.ts"
-import * as Layers from "../adapters/layers.ts"
 import * as MemoryNotifier from "../adapters/memory/MemoryNotifier.ts"
 import * as MemoryStore from "../adapters/memory/MemoryStore.ts"
 import * as Sandbox from "../adapters/sandbox/Sandbox.ts"
@@ -27,30 +26,35 @@ export interface EngineOptions {
   /**
    * A Store layer; defaults to the in-memory store. A durable store's layer may
    * fail to build (`SqliteStore.layerFromDataDir`, `PostgresStore.layer`): then
-   * every call rejects with an `internal_error`.
+   * `ready()` rejects with the reason, and every call with an `internal_error`
+   * (whose cause goes to `onError`).
    */
   readonly store?: Layer.Layer<Store, unknown>
   /** An Ids layer; defaults to Node's crypto. */
   readonly ids?: Layer.Layer<Ids>
-  /** Webhook delivery; defaults to the in-memory notifier (records deliveries). */
-  readonly notifier?: Layer.Layer<Notifier>
+  /**
+   * Webhook delivery; defaults to the in-memory notifier (records deliveries).
+   * It may need the Store (`HttpNotifier.layer` reads the webhook secrets
+   * there): the engine's store is provided to it.
+   */
+  readonly notifier?: Layer.Layer<Notifier, unknown, Store>
   /** Sandbox world: simulated rate, chains, processor and payouts. */
   readonly sandbox: { readonly rate: Decimal.Decimal }
   readonly config?: Partial<EngineConfig>
+  /**
+   * Told the cause of every failure that reaches a caller as `internal_error`
+   * (a store that cannot be reached or opened, a defect): the caller's error
+   * says nothing about internals, the operator's log should. A throwing
+   * `onError` is ignored.
+   */
+  readonly onError?: (cause: unknown) => void
 }
 
-/**
- * Anything the engine fails with becomes a catalogue `DomainError`: a store or
- * other infrastructure failure is an `internal_error` whose message says nothing
- * about internals.
- */
-const toDomainError = (e: unknown): DomainError =>
-  e instanceof DomainError
-    ? e
-    : new DomainError({
-        code: "internal_error",
-        message: "Something went wrong on our side; retry with the same Idempotency-Key."
-      })
+const internalError = () =>
+  new DomainError({
+    code: "internal_error",
+    message: "Something went wrong on our side; retry with the same Idempotency-Key."
+  })
 
 /**
  * The Promise face of the engine, for backends that do not use Effect.
@@ -69,13 +73,25 @@ export const createEngine = (options: EngineOptions) => {
   const ids = options.ids ?? IdsAdapter.layer
   const config: EngineConfig = { ...defaultEngineConfig, ...options.config }
   const layer = Layer.mergeAll(
-    options.store ?? MemoryStore.layer,
     options.notifier ?? MemoryNotifier.layer,
     Sandbox.layer({ rate: options.sandbox.rate, base_url: config.base_url }).pipe(Layer.provideMerge(ids)),
     Layer.succeed(Config, config)
-  )
-  void Layers
+  ).pipe(Layer.provideMerge(options.store ?? MemoryStore.layer))
   const runtime = ManagedRuntime.make(layer)
+  /**
+   * Anything the engine fails with becomes a catalogue `DomainError`: a store or
+   * other infrastructure failure is an `internal_error` whose message says
+   * nothing about internals; its cause goes to `onError`.
+   */
+  const toDomainError = (e: unknown): DomainError => {
+    if (e instanceof DomainError) return e
+    try {
+      options.onError?.(e)
+    } catch {
+      // a failing logger must not turn into a second fault
+    }
+    return internalError()
+  }
   const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>): Promise<A> =>
     runtime
       .runPromise(
@@ -99,7 +115,12 @@ export const createEngine = (options: EngineOptions) => {
       : Idempotency.idempotent(
           caller,
           key,
-          `${operation} ${JSON.stringify(body)}`,
+          // the body's value, members in order: the same request with its members in another order is the
+          // same request, as over HTTP (`bytes`: what releases before this compared, still honoured on their rows)
+          {
+            value: `${operation} ${JSON.stringify(Json.sortMembers(body))}`,
+            bytes: `${operation} ${JSON.stringify(body)}`
+          },
           effect as unknown as Effect.Effect<A, DomainError | StoreError, R>
         )
   const decode = <S extends Parameters<typeof decodeRequest>[0]>(
@@ -245,6 +266,13 @@ export const createEngine = (options: EngineOptions) => {
     sandboxFailNextPayouts: (count: number) =>
       run(Effect.flatMap(Sandbox.SandboxControl, (c) => c.failNextPayouts(count))),
     /** Releases the runtime and its resources. */
+    /**
+     * Resolves once every layer is built (the store opened, its migrations
+     * run); rejects with the reason when one cannot be (a wrong data
+     * directory, an unreachable database). Calls build the layers by
+     * themselves: await it to fail fast at start-up.
+     */
+    ready: (): Promise<void> => runtime.context().then(() => undefined),
     dispose: () => runtime.dispose()
   }
 }

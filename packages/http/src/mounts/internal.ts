@@ -57,6 +57,8 @@ export const errorResponse = (code: "validation_error" | "internal_error", messa
     }
   })
 
+type RequestBody = NonNullable<RequestInit["body"]>
+
 const bodyless = (method: string): boolean => method === "GET" || method === "HEAD"
 
 /**
@@ -64,7 +66,9 @@ const bodyless = (method: string): boolean => method === "GET" || method === "HE
  * (exact bytes, no re-encoding); when none is given the original stream moves over.
  */
 export const rebuild = (request: Request, change: { readonly url?: string; readonly body?: Uint8Array }): Request => {
-  const body = bodyless(request.method) ? null : (change.body ?? request.body)
+  // typed as the body of a RequestInit, so that the DOM lib (whose BodyInit takes only a
+  // Uint8Array<ArrayBuffer>) compiles this too
+  const body = (bodyless(request.method) ? null : (change.body ?? request.body)) as RequestBody | null
   return new Request(change.url ?? request.url, {
     method: request.method,
     headers: request.headers,
