@@ -65,6 +65,12 @@ export interface SqliteStoreOptions {
    * 1 turns group commit off: one transaction per unit).
    */
   readonly group_commit_max?: number | undefined
+  /**
+   * @internal Tests: how long a group stays open to units that queue, in ms
+   * (default `group_open_max_ms`, 10). The group-commit tests widen it, so that
+   * a loaded machine cannot split the groups they compose.
+   */
+  readonly group_open_ms?: number | undefined
   /** @internal The schema steps (tests of the migration mechanism). */
   readonly migrations?: ReadonlyArray<Migration> | undefined
   /**
@@ -565,7 +571,8 @@ export const make = (
     /** The transaction in progress, when its last unit has handed the connection to the next one. */
     let group: Group | undefined
 
-    const joinable = (g: Group): boolean => g.units < groupMax && performance.now() - g.started < group_open_max_ms
+    const groupOpenMs = options.group_open_ms ?? group_open_max_ms
+    const joinable = (g: Group): boolean => g.units < groupMax && performance.now() - g.started < groupOpenMs
 
     /** COMMITs the open group (fsynced); what its units learn once the connection is passed on: a failed COMMIT fails them all. */
     const commitGroup = (g: Group): Effect.Effect<void, StoreError> => {

@@ -62,6 +62,9 @@ const fileStore = (probe: Probe, options?: Partial<SqliteStore.SqliteStoreOption
   Layer.orDie(
     SqliteStore.layer({
       path: join(dir, `g-${files++}.sqlite`),
+      // groups stay open while the test composes them: a loaded machine (CI beside other work) once took more
+      // than the default 10 ms between a group's first unit and the next, and split a group of 8 into 1 + 7
+      group_open_ms: 60_000,
       ...options,
       hooks: {
         beforeCommit: (db, units) => {
