@@ -25,7 +25,7 @@ import { getPath, tryDecodeURIComponent } from "hono/utils/url"
 import { type CappedRead, isDomainError, jsonText, readCapped } from "./body.ts"
 import { docsHeaders, docsHtml } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
-import { hostedHeaders, hostedHtml, hostedRoutes } from "./hosted.ts"
+import { hostedHeaders, hostedHtml, hostedNotFoundHtml, hostedRoutes, prefersHtml } from "./hosted.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
@@ -672,10 +672,24 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     return exit.value === document ? jsonText_(200, documentText) : json(dry_run ? 200 : r.status, exit.value)
   }
 
-  /** A hosted page (`${base_url}/pay/…`): public, no key; `not_found` as the error object, like every path. */
-  const page = async (kind: HostedPages.HostedKind, id: string, request_id: string): Promise<ApiResponse> => {
+  /**
+   * A hosted page (`${base_url}/pay/…`): public, no key. An unknown id is
+   * `not_found`: the error object, like every path, unless the client asks
+   * for HTML first (a browser following a mistyped link), which gets a page.
+   */
+  const page = async (
+    kind: HostedPages.HostedKind,
+    id: string,
+    request_id: string,
+    accept: string | null
+  ): Promise<ApiResponse> => {
     const exit = await runtime.runPromiseExit(HostedPages.hostedPage(kind, id))
-    if (Exit.isFailure(exit)) return failure(exit.cause, request_id, `GET hosted ${kind}`)
+    if (Exit.isFailure(exit)) {
+      const answer = failure(exit.cause, request_id, `GET hosted ${kind}`)
+      return answer.status === 404 && prefersHtml(accept)
+        ? { status: 404, headers: { ...hostedHeaders }, body: hostedNotFoundHtml }
+        : answer
+    }
     return { status: 200, headers: { ...hostedHeaders }, body: hostedHtml(exit.value) }
   }
 
@@ -814,7 +828,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         if (matched.found === undefined) response = notFound(req.method, req.pathname)
         else if ("docs" in matched.found) response = { status: 200, headers: { ...docsHeaders }, body: docsHtml }
         else if ("page" in matched.found)
-          response = await page(matched.found.page, matched.params?.id ?? "", request_id)
+          response = await page(matched.found.page, matched.params?.id ?? "", request_id, req.header("accept"))
         else {
           response = await serve(matched.found.route, req, matched.params ?? {}, { request_id, req, auth })
           // a later sandbox time can end a rolled key's grace period: look every key up again

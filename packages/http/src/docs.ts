@@ -21,6 +21,7 @@ input, textarea, select { font: inherit; font-size: .9rem; width: 100%; box-sizi
 textarea { font-family: ui-monospace, monospace; min-height: 7rem; }
 details.op { background: #fff; border: 1px solid #ddd; border-radius: 6px; margin: .4rem 0; }
 details.op > summary { cursor: pointer; padding: .5rem .7rem; }
+code { overflow-wrap: anywhere; word-break: break-all; }
 details.op > div { padding: 0 .9rem .9rem; }
 .method { display: inline-block; min-width: 3.5rem; font-weight: 700; font-family: ui-monospace, monospace; }
 .GET { color: #0b6e2e; } .POST { color: #0b4f9e; } .PUT { color: #8a5a00; }
@@ -50,41 +51,99 @@ const show = (schema, doc) => {
   const name = schema.$ref.split("/").pop();
   return name + " = " + pretty(doc.components.schemas[name]);
 };
+// a value the API accepts for a schema: its own examples, const, default or first enum member when it
+// has one, a plausible value by type and format otherwise; objects get their required properties
+const within = (schema, v) => {
+  if (schema.exclusiveMinimum !== undefined && v <= schema.exclusiveMinimum) v = schema.exclusiveMinimum + 1;
+  if (schema.minimum !== undefined && v < schema.minimum) v = schema.minimum;
+  if (schema.maximum !== undefined && v > schema.maximum) v = schema.maximum;
+  return v;
+};
+const sampleString = (schema) => {
+  // case-insensitive literals are documented, not enumerated: "One of TRC20, ARC (case-insensitive)"
+  const listed = /^One of ([^,()]+)[,(]/.exec(schema.description || "");
+  if (listed) return listed[1].trim();
+  switch (schema.format) {
+    case "uri": return "https://example.com";
+    case "email": return "customer@example.com";
+    case "date-time": return new Date().toISOString();
+    case "date": return new Date().toISOString().slice(0, 10);
+    case "uuid": return "00000000-0000-4000-8000-000000000000";
+  }
+  const text = "example";
+  return schema.minLength > text.length ? text.padEnd(schema.minLength, "x") : text.slice(0, schema.maxLength || text.length);
+};
 const example = (schema, doc, depth) => {
-  if (!schema || depth > 6) return null;
+  if (!schema || depth > 8) return undefined;
   if (schema.$ref) return example(doc.components.schemas[schema.$ref.split("/").pop()], doc, depth + 1);
-  const choice = schema.anyOf || schema.oneOf;
-  if (choice) return example(choice.find((s) => s.type !== "null") || choice[0], doc, depth + 1);
-  if (schema.enum) return schema.enum[0];
-  switch (schema.type) {
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (schema.example !== undefined) return schema.example;
+  if (schema.const !== undefined) return schema.const;
+  if (schema.default !== undefined) return schema.default;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const choice = schema.oneOf || schema.anyOf;
+  if (choice) {
+    for (const member of choice) {
+      if (member.type === "null") continue;
+      const v = example(member, doc, depth + 1);
+      if (v !== undefined) return v;
+    }
+    return choice.some((member) => member.type === "null") ? null : undefined;
+  }
+  switch (Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type) {
     case "object": {
       const out = {};
-      for (const name of schema.required || []) out[name] = example(schema.properties[name], doc, depth + 1);
+      for (const name of schema.required || []) {
+        const v = example((schema.properties || {})[name], doc, depth + 1);
+        out[name] = v === undefined ? null : v;
+      }
       return out;
     }
-    case "array": return [];
-    case "number": case "integer": return schema.minimum !== undefined ? Math.max(schema.minimum, 1) : 1;
+    case "array": {
+      const n = schema.minItems || 0;
+      const item = n > 0 ? example(schema.items, doc, depth + 1) : undefined;
+      return Array.from({ length: n }, () => item);
+    }
+    case "integer": return Math.ceil(within(schema, 1));
+    case "number": return within(schema, 1);
     case "boolean": return false;
-    case "string": return schema.format === "uri" ? "https://example.com" : "text";
-    default: return null;
+    case "string": return sampleString(schema);
+    case "null": return null;
+    default: return undefined;
   }
+};
+// bodies whose validity rests on rules a JSON Schema does not state (one of two fields, minimums that
+// depend on the network or the rate), and the rate helper, whose example is the default rate, not 1 GMD per USD
+const bodies = {
+  createInvoice: { data: { amount: 100, customer_email: "customer@example.com", customer_name: "Awa Jallow" } },
+  createDraftInvoice: { data: { amount: 100, customer_email: "customer@example.com", customer_name: "Awa Jallow" } },
+  createConversion: { pay_amount: 25 },
+  createPaymentRequest: { amount: 10 },
+  setSandboxRate: { rate: 70 }
+};
+const prefill = (op, doc) => {
+  if (Object.hasOwn(bodies, op.operationId)) return bodies[op.operationId];
+  const v = example(op.requestBody.content["application/json"].schema, doc, 0);
+  return v === undefined || v === null ? {} : v;
 };
 const operation = (doc, path, method, op) => {
   const id = op.operationId;
   const inputs = {};
   const form = el("div", {});
+  // every control has its label (for=id): ids are unique per operation
   const field = (name, testid, placeholder) => {
-    const input = el("input", { "data-testid": testid, placeholder: placeholder || "" });
+    const fieldId = "f-" + id + "-" + name.replace(/[^A-Za-z0-9_-]/g, "_");
+    const input = el("input", { id: fieldId, "data-testid": testid, placeholder: placeholder || "" });
     inputs[name] = input;
-    form.append(el("label", {}, name), input);
+    form.append(el("label", { for: fieldId }, name), input);
   };
   const params = op.parameters || [];
   for (const p of params) field(p.in + ":" + p.name, "param-" + id + "-" + p.name, p.in + (p.required ? ", required" : ""));
   let body = null;
   if (op.requestBody) {
-    const schema = op.requestBody.content["application/json"].schema;
-    body = el("textarea", { "data-testid": "body-" + id }, pretty(example(schema, doc, 0) || {}));
-    form.append(el("label", {}, "JSON body"), body);
+    const bodyId = "f-" + id + "--body";
+    body = el("textarea", { id: bodyId, "data-testid": "body-" + id, spellcheck: "false" }, pretty(prefill(op, doc)));
+    form.append(el("label", { for: bodyId }, "JSON body"), body);
   }
   const send = el("button", { "data-testid": "send-" + id, type: "button" }, "Send");
   const status = el("div", { class: "status", "data-testid": "status-" + id });
@@ -147,6 +206,7 @@ const operation = (doc, path, method, op) => {
 };
 const main = async () => {
   const root = document.getElementById("ops");
+  root.textContent = "Loading…";
   let doc;
   try {
     const res = await fetch(base + "/v1/openapi.json");
@@ -198,7 +258,7 @@ export const docsHtml = `<!doctype html>
 <input id="key" data-testid="key" autocomplete="off" spellcheck="false" placeholder="sk_test_… or sk_live_…">
 </header>
 <p id="intro"></p>
-<main id="ops" data-testid="ops">Loading…</main>
+<main id="ops" data-testid="ops"><noscript><p data-testid="noscript">This page needs JavaScript to list the operations and try them. Without it, read the API description: <a href="v1/openapi.json">v1/openapi.json</a> (OpenAPI 3.1, next to this page).</p></noscript></main>
 <script>${script}</script>
 </body>
 </html>

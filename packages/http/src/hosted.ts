@@ -20,14 +20,18 @@ const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => escapes[c] as string)
 
 // long caller text wraps anywhere (never widens the page), the number columns never wrap, and every
-// caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it
+// caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it; on a phone
+// each line item is two lines (its name, then quantity × unit price and the total), so the name keeps
+// the width of the page
 const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;overflow-wrap:anywhere}
 h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:2rem;font-weight:600;margin:.5rem 0}
 .status{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#eef;font-size:.9rem}
 .test{background:#fff3cd;border:1px solid #e0c36a;padding:.5rem .75rem;border-radius:.4rem;margin-bottom:1rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#555}dd{margin:0;white-space:pre-wrap}
-table{border-collapse:collapse;width:100%;margin:1rem 0;table-layout:fixed}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}
-td.n,th.n{text-align:right;white-space:nowrap;width:6.5rem}code{word-break:break-all;font-size:.95rem}`
+table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd;vertical-align:top}
+td.n,th.n{text-align:right}td.n{white-space:nowrap}code{word-break:break-all;font-size:.95rem}
+@media (max-width:32rem){.items tr:first-child{display:none}.items tr{display:grid;grid-template-columns:auto auto 1fr;border-bottom:1px solid #ddd;padding:.3rem 0}
+.items td{border:0;padding:0 .4rem 0 0}.items td:first-child{grid-column:1/-1;text-align:left}.items td.q::after{content:" \\00d7"}}`
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
 
@@ -55,6 +59,14 @@ const labels: Record<HostedPages.HostedKind, string> = {
   invoice: "Invoice"
 }
 
+/** The line that names who is paid: a payment goes to the merchant, an invoice comes from it. */
+const towards: Record<HostedPages.HostedKind, string> = {
+  payment_request: "to",
+  payment_intent: "to",
+  payment_link: "to",
+  invoice: "from"
+}
+
 /** Bidi controls (embeddings, overrides, isolates) removed: `<title>` cannot isolate them. */
 const stripBidi = (text: string): string => text.replace(/[\u202a-\u202e\u2066-\u2069]/g, "")
 
@@ -73,10 +85,10 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
   const items =
     page.items.length === 0
       ? ""
-      : `<table data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr>${page.items
+      : `<table class="items" data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr>${page.items
           .map(
             (i) =>
-              `<tr><td>${t(i.item)}</td><td class="n">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
+              `<tr><td>${t(i.item)}</td><td class="n q">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
           )
           .join("")}</table>`
   return `<!doctype html>
@@ -89,13 +101,42 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
 <style>${style}</style>
 </head>
 <body>
-${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}${page.merchant === "" ? "" : ` to <strong data-testid="merchant">${t(page.merchant)}</strong>`}</p>
+${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}${page.merchant === "" ? "" : ` ${towards[page.kind]} <strong data-testid="merchant">${t(page.merchant)}</strong>`}</p>
 <h1 data-testid="heading">${t(page.heading)}</h1>
 <p class="amount" data-testid="amount">${e(page.amount.value)} ${e(page.amount.currency)}</p>
-<p>Status: <span class="status" data-testid="status">${e(page.status)}</span></p>
+<p>Status: <span class="status" data-testid="status" data-status="${e(page.status)}">${e(page.status_text)}</span></p>
 ${facts === "" ? "" : `<dl>${facts}</dl>`}
 ${items}${addresses}
 </body>
 </html>
 `
 }
+
+/**
+ * Whether an `Accept` header puts HTML before JSON: a browser's does (it
+ * starts with `text/html`); curl's and fetch's defaults (any type) and an API
+ * client's (`application/json`) do not.
+ */
+export const prefersHtml = (accept: string | null): boolean => {
+  if (accept === null) return false
+  const html = accept.indexOf("text/html")
+  const json = accept.indexOf("application/json")
+  return html !== -1 && (json === -1 || html < json)
+}
+
+/** The page a browser gets for a payment link that leads nowhere (404). */
+export const hostedNotFoundHtml = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Payment page not found</title>
+<style>${style}</style>
+</head>
+<body>
+<h1 data-testid="heading">This payment page does not exist</h1>
+<p>Check the link you were given, or ask the business that sent it for a new one.</p>
+</body>
+</html>
+`

@@ -168,7 +168,7 @@ describe("a hosted payment page in a real browser", () => {
         )
         expect(scrollWidth, `${width}px`).toBeLessThanOrEqual(width)
         // the line's total is inside the window
-        const total = await page.getByText("1999999.98").first().boundingBox()
+        const total = await page.getByText("1,999,999.98").first().boundingBox()
         expect(total, `${width}px`).not.toBeNull()
         expect((total?.x ?? 0) + (total?.width ?? 0), `${width}px`).toBeLessThanOrEqual(width)
         await page.close()
@@ -178,6 +178,138 @@ describe("a hosted payment page in a real browser", () => {
         "DENY",
         "no-referrer"
       ])
+    },
+    browserTest
+  )
+})
+
+/** The browser's globals the page checks below read (the test files are typed without the DOM library). */
+interface PageGlobals {
+  readonly document: {
+    readonly documentElement: { readonly scrollWidth: number }
+    querySelectorAll: (selector: string) => ArrayLike<{
+      readonly id: string
+      readonly tagName: string
+      readonly labels: ArrayLike<unknown> | null
+      getAttribute: (name: string) => string | null
+      setAttribute: (name: string, value: string) => void
+    }>
+  }
+}
+
+describe("the docs page's layout, labels, prefilled bodies and fallback", () => {
+  it(
+    "fits a 360 px wide window: long paths wrap, nothing scrolls sideways, open operations included",
+    async () => {
+      const page = await browser.newPage({ viewport: { width: 360, height: 800 } })
+      await page.goto(`${origin}/docs`)
+      await page.locator("[data-testid=ops][data-ready=true]").waitFor()
+      const scrollWidth = () =>
+        page.evaluate(() => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth)
+      expect(await scrollWidth(), "operations closed").toBeLessThanOrEqual(360)
+      await page.evaluate(() => {
+        for (const d of Array.from((globalThis as unknown as PageGlobals).document.querySelectorAll("details")))
+          d.setAttribute("open", "")
+      })
+      expect(await scrollWidth(), "operations open").toBeLessThanOrEqual(360)
+      // the longest path is on screen, wrapped
+      const code = page.locator("[data-testid=op-sandboxCustomerPaysInvoice] summary code")
+      const box = await code.boundingBox()
+      expect((box?.x ?? 0) + (box?.width ?? Number.POSITIVE_INFINITY)).toBeLessThanOrEqual(360)
+      await page.close()
+    },
+    browserTest
+  )
+
+  it(
+    "links every input, textarea and select to a label, with ids unique in the page",
+    async () => {
+      const page = await browser.newPage()
+      await page.goto(`${origin}/docs`)
+      await page.locator("[data-testid=ops][data-ready=true]").waitFor()
+      const controls = await page.evaluate(() =>
+        Array.from((globalThis as unknown as PageGlobals).document.querySelectorAll("input, textarea, select")).map(
+          (c) => ({
+            id: c.id,
+            testid: c.getAttribute("data-testid"),
+            labels: c.labels === null ? 0 : c.labels.length
+          })
+        )
+      )
+      // the key, every parameter and header field, every body
+      expect(controls.length).toBeGreaterThan(routes.length)
+      expect(controls.filter((c) => c.labels === 0)).toEqual([])
+      const ids = await page.evaluate(() =>
+        Array.from((globalThis as unknown as PageGlobals).document.querySelectorAll("[id]")).map((e) => e.id)
+      )
+      expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([])
+      await page.close()
+    },
+    browserTest
+  )
+
+  it(
+    "prefills every POST body with one the API accepts: sent as is, each answers 2xx (no 400)",
+    async () => {
+      const spec = (await (await api.fetch(new Request(`${origin}/v1/openapi.json`))).json()) as {
+        paths: Record<string, Record<string, { operationId: string; requestBody?: unknown; security?: Array<unknown> }>>
+      }
+      const posts = Object.entries(spec.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method, op]) => method === "post" && op.requestBody !== undefined)
+          .map(([, op]) => ({ path, ...op, live: (op as Record<string, unknown>)["x-live-key-only"] === true }))
+      )
+      expect(posts.map((p) => p.operationId)).toEqual(
+        expect.arrayContaining(["createInvoice", "createDraftInvoice", "sandboxChainTransfer", "setSandboxRate"])
+      )
+
+      const page = await browser.newPage()
+      await page.goto(`${origin}/docs`)
+      await page.locator("[data-testid=ops][data-ready=true]").waitFor()
+      const prefilled: Record<string, string> = {}
+      for (const p of posts) prefilled[p.operationId] = await page.getByTestId(`body-${p.operationId}`).inputValue()
+      await page.close()
+
+      const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Prefill" })
+      // an object for the operations on one (a payment request for the sandbox payer)
+      const request = await post("/v1/minting/intents", biz.secret_key_live, { amount: 10 })
+      expect(request.id).toBeDefined()
+      const answers: Record<string, string> = {}
+      for (const p of posts) {
+        const key = p.security?.length === 0 ? undefined : p.live ? biz.secret_key_live : biz.secret_key_test
+        const res = await api.fetch(
+          new Request(`${origin}${p.path.replace("{id}", request.id ?? "")}`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(key === undefined ? {} : { authorization: `Bearer ${key}` })
+            },
+            body: prefilled[p.operationId] ?? ""
+          })
+        )
+        answers[p.operationId] = `${res.status} ${prefilled[p.operationId]} -> ${await res.text()}`
+      }
+      // every prefilled body decodes and is taken: a 2xx answer each
+      expect(Object.values(answers).filter((a) => !/^2\d\d /.test(a))).toEqual([])
+      // the rate helper proposes the default rate, not 1 GMD per USD
+      expect(JSON.parse(prefilled.setSandboxRate ?? "")).toEqual({ rate: 70 })
+    },
+    browserTest
+  )
+
+  it(
+    "without JavaScript, points to /v1/openapi.json instead of loading forever",
+    async () => {
+      const context = await browser.newContext({ javaScriptEnabled: false })
+      const page = await context.newPage()
+      await page.goto(`${origin}/docs`)
+      const note = page.getByTestId("noscript")
+      expect(await note.isVisible()).toBe(true)
+      expect(await page.getByTestId("ops").textContent()).not.toContain("Loading")
+      const href = await note.locator("a").evaluate((a) => (a as unknown as { href: string }).href)
+      expect(href).toBe(`${origin}/v1/openapi.json`)
+      expect((await api.fetch(new Request(href))).status).toBe(200)
+      await context.close()
     },
     browserTest
   )

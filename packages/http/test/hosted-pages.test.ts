@@ -54,10 +54,23 @@ describe("hosted pages behind the links the API hands out", () => {
       },
       {
         link: invoice.body.payment_link,
-        has: ["13.50 GMD", "not-paid", "Rice &lt;50kg&gt;", "15.00", "1.50 GMD", "2026-12-31", "Awa&#39;s shop"],
+        has: [
+          "13.50 GMD",
+          "not-paid",
+          "Not paid",
+          "Rice &lt;50kg&gt;",
+          "15.00",
+          "1.50 GMD",
+          "31 Dec 2026",
+          "Awa&#39;s shop"
+        ],
         test: true
       },
-      { link: intent.body.payment_link, has: ["101.50 GMD", "requires_payment_method", "wave"], test: true }
+      {
+        link: intent.body.payment_link,
+        has: ["101.50 GMD", 'data-status="requires_payment_method"', "Awaiting payment", "wave", " UTC</bdi>"],
+        test: true
+      }
     ]
     for (const p of pages) {
       const res = await s.call("GET", pathOf(p.link))
@@ -68,8 +81,10 @@ describe("hosted pages behind the links the API hands out", () => {
       expect(csp).toContain("default-src 'none'")
       expect(csp).not.toContain("script-src")
       for (const text of p.has) expect(res.text, `${p.link}: ${text}`).toContain(text)
-      // every page names who is paid (escaped and isolated, like all caller text)
-      expect(res.text, p.link).toContain('to <strong data-testid="merchant"><bdi>Awa&#39;s shop</bdi></strong>')
+      // every page names who is paid (escaped and isolated, like all caller text): a payment goes to the
+      // merchant, an invoice comes from it
+      const towards = p.link === invoice.body.payment_link ? "Invoice from" : "to"
+      expect(res.text, p.link).toContain(`${towards} <strong data-testid="merchant"><bdi>Awa&#39;s shop</bdi></strong>`)
       expect(res.text.includes("Test mode"), p.link).toBe(p.test)
       // nothing private: metadata, secrets, callback URLs, the customer's contact details, raw caller markup
       for (const secret of [
@@ -96,7 +111,7 @@ describe("hosted pages behind the links the API hands out", () => {
       body: { amount: 4.25, currency: "USDT", network: "TRC20" }
     })
     const page = await s.call("GET", pathOf(request.body.link))
-    expect(page.text).toContain("partially_paid")
+    expect(page.text).toContain('data-status="partially_paid">Partially paid<')
     expect(page.text).toContain("4.25 USD")
     expect(page.text).toContain('data-testid="addresses"')
     // paid in full: the page says so and stops asking for funds
@@ -116,6 +131,40 @@ describe("hosted pages behind the links the API hands out", () => {
     const cancelled = (await s.call("GET", pathOf(intent.body.payment_link))).text
     expect(cancelled).toContain("This payment was cancelled")
     expect(cancelled).not.toContain("Pay before")
+    // one that expired says so: nobody cancelled it
+    const lapsing = await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })
+    await s.call("POST", "/v1/test_helpers/clock/advance", { key: test, body: { seconds: 31 * 60 } })
+    const expired = (await s.call("GET", pathOf(lapsing.body.payment_link))).text
+    expect(expired).toContain("This payment expired")
+    expect(expired).toContain('data-status="cancelled">Expired<')
+    expect(expired).not.toContain("Pay before")
+  })
+
+  it("an invoice's page: its number in the heading, amounts grouped; once paid, says so with the day, no due date", async () => {
+    s = setup()
+    const { secret_key_test: test } = await s.business()
+    const created = await s.call("POST", "/v1/invoices", {
+      key: test,
+      body: {
+        data: {
+          customer: "c",
+          line_items: [{ item: "Rice, 50 kg bag", quantity: 1000, unit_price: 1350.5 }],
+          due_date: "2026-12-10"
+        }
+      }
+    })
+    const open = (await s.call("GET", pathOf(created.body.payment_link))).text
+    expect(open).toContain('<h1 data-testid="heading"><bdi>Invoice 1</bdi></h1>')
+    expect(open).toContain("1,350,500.00 GMD")
+    expect(open).toContain("<dt>Due</dt><dd><bdi>10 Dec 2026</bdi></dd>")
+    expect(open).toContain('<td class="n q">1,000</td>')
+    await s.call("POST", `/v1/test_helpers/invoices/${created.body.id}/customer_pay`, { key: test })
+    const paid = (await s.call("GET", pathOf(created.body.payment_link))).text
+    expect(paid).toContain('<h1 data-testid="heading"><bdi>Paid in full</bdi></h1>')
+    expect(paid).toContain('data-status="paid">Paid<')
+    expect(paid).toMatch(/<dt>Paid on<\/dt><dd><bdi>\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC<\/bdi><\/dd>/)
+    expect(paid).toContain("<dt>Invoice number</dt><dd><bdi>1</bdi></dd>")
+    expect(paid).not.toContain("<dt>Due</dt>")
   })
 
   it("answer 404 not_found for a draft, an unknown id, or an id under another kind's path", async () => {
@@ -135,6 +184,18 @@ describe("hosted pages behind the links the API hands out", () => {
       "/pay/invoices/a%00b"
     ]) {
       expectError(await s.call("GET", path), 404, "not_found")
+    }
+    // a browser following a mistyped link gets a page (no JSON to a person); an API client, the error object
+    const unknown = "/pay/00000000-0000-4000-8000-000000000000"
+    const browser = await s.call("GET", unknown, {
+      headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }
+    })
+    expect(browser.status).toBe(404)
+    expect(browser.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    expect(browser.headers.get("content-security-policy")).toContain("default-src 'none'")
+    expect(browser.text).toContain("This payment page does not exist")
+    for (const accept of ["*/*", "application/json", "application/json, text/html"]) {
+      expectError(await s.call("GET", unknown, { headers: { accept } }), 404, "not_found")
     }
     // another method on a page's path: 404 with Allow, as for every known path
     const post = await s.call("POST", `/pay/links/${link.body.id}`)

@@ -19,8 +19,11 @@ export interface HostedPage {
   /** Who is paid: the business's name, so a payer sees it on every page (a title alone could claim anything). */
   readonly merchant: string
   readonly heading: string
+  /** The object's status as the API names it (`requires_payment_method`, `not-paid`…). */
   readonly status: string
-  /** What is asked, formatted: `"10.00"` and its currency. */
+  /** The status in a payer's words ("Awaiting payment", "Not paid"…). */
+  readonly status_text: string
+  /** What is asked, formatted for people: `"1,250.00"` (thousands grouped, 2 decimals) and its currency. */
   readonly amount: { readonly value: string; readonly currency: string }
   /** Label and value rows, in display order. */
   readonly facts: ReadonlyArray<readonly [string, string]>
@@ -38,10 +41,51 @@ export interface HostedPage {
 /** The objects with a hosted page. */
 export type HostedKind = Extract<Kind, "payment_request" | "payment_intent" | "payment_link" | "invoice">
 
-const fiat = (units: bigint) => Decimal.formatUnits(units, 2)
+/** `1234567.5` → `1,234,567.5`: the whole part in groups of three. */
+const grouped = (text: string): string => {
+  const [whole = "", fraction] = text.split(".")
+  const sign = whole.startsWith("-") ? "-" : ""
+  const digits = whole.slice(sign.length).replace(/\B(?=(\d{3})+$)/g, ",")
+  return `${sign}${digits}${fraction === undefined ? "" : `.${fraction}`}`
+}
+const fiat = (units: bigint) => grouped(Decimal.formatUnits(units, 2))
 /** Chain amounts (6 places) shown with at least 2 decimals and no trailing zeros past them. */
-const chain = (micros: bigint) => Decimal.formatUnits(micros, 6).replace(/(\.\d\d\d*?)0+$/, "$1")
-const at = (t: number) => Instant.toIso(t)
+const chain = (micros: bigint) => grouped(Decimal.formatUnits(micros, 6).replace(/(\.\d\d\d*?)0+$/, "$1"))
+
+const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+/** `28 Nov 2026, 03:41 UTC` (The Gambia keeps UTC all year). */
+const at = (t: number): string => {
+  const c = Instant.toCivil(t)
+  const two = (n: number) => String(n).padStart(2, "0")
+  return `${c.day} ${months[c.month - 1]} ${c.year}, ${two(c.hour)}:${two(c.minute)} UTC`
+}
+/** A due date (`2026-12-31`, or a date-time) as people read it: `31 Dec 2026`, or with its time. */
+const dueText = (due: string): string => {
+  const parsed = Instant.parseIso(due)
+  if (parsed === undefined) return due
+  const c = Instant.toCivil(parsed.ms)
+  return parsed.date_only ? `${c.day} ${months[c.month - 1]} ${c.year}` : at(parsed.ms)
+}
+
+/** Statuses in a payer's words. */
+const statusTexts: Record<string, string> = {
+  pending: "Awaiting payment",
+  partially_paid: "Partially paid",
+  completed: "Paid",
+  expired: "Expired",
+  initialized: "Awaiting payment",
+  requires_payment_method: "Awaiting payment",
+  processing: "Processing",
+  successful: "Paid",
+  failed: "Failed",
+  cancelled: "Cancelled",
+  active: "Open for payment",
+  inactive: "Closed",
+  "not-paid": "Not paid",
+  overdue: "Overdue",
+  paid: "Paid"
+}
+const statusText = (status: string): string => statusTexts[status] ?? status
 
 const notFound = new DomainError({ code: "not_found", message: "No such payment page." })
 
@@ -55,6 +99,7 @@ const requestPage = (doc: Doc<StoredPaymentRequest>, t: number, merchant: string
     merchant,
     heading: open ? "Pay with USDT or USDC" : r.status === "completed" ? "Paid in full" : "This request has expired",
     status: r.status,
+    status_text: statusText(r.status),
     amount: { value: fiat(r.usd_amount), currency: "USD" },
     facts: [
       ["Paid so far", `${chain(r.amount)} USD`],
@@ -81,8 +126,12 @@ const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>, t: number, merchant: 
     id: p.payment_intent_id,
     test_mode: p.test_mode,
     merchant,
-    heading: intentHeadings[p.status] ?? "Pay by mobile money",
+    heading:
+      p.status === "cancelled" && p.cancellation_reason === "expired"
+        ? "This payment expired"
+        : (intentHeadings[p.status] ?? "Pay by mobile money"),
     status: p.status,
+    status_text: p.status === "cancelled" && p.cancellation_reason === "expired" ? "Expired" : statusText(p.status),
     amount: { value: fiat(total), currency: p.currency },
     facts: [
       ...(p.transaction_fee_type === "customer"
@@ -105,6 +154,7 @@ const linkPage = (doc: Doc<PaymentLink.PaymentLink>, merchant: string): HostedPa
     merchant,
     heading: l.title ?? "Payment",
     status: l.status,
+    status_text: statusText(l.status),
     amount: { value: fiat(l.amount), currency: l.currency },
     facts: l.description === null ? [] : [["Description", l.description]],
     addresses: [],
@@ -114,26 +164,36 @@ const linkPage = (doc: Doc<PaymentLink.PaymentLink>, merchant: string): HostedPa
 
 const invoicePage = (doc: Doc<Invoice.Invoice>, t: number): HostedPage => {
   const i = Invoice.asOf(doc.data, t)
-  const number = i.invoice_number === null ? [] : [["Invoice number", String(i.invoice_number)] as const]
+  const paid = i.status === "paid"
+  // the number is in the heading while the invoice is open, a fact once the heading says it is paid
+  const number = i.invoice_number === null || !paid ? [] : [["Invoice number", String(i.invoice_number)] as const]
   return {
     kind: "invoice",
     id: i.id,
     test_mode: i.test_mode,
     merchant: i.merchant_name,
-    heading: `Invoice from ${i.merchant_name}`,
+    // once paid the page says so and stops asking: no due date, the day it was paid
+    heading: paid ? "Paid in full" : i.invoice_number === null ? "Invoice" : `Invoice ${i.invoice_number}`,
     status: i.status,
+    status_text: statusText(i.status),
     amount: { value: fiat(i.amount), currency: i.currency },
     facts: [
       ...number,
       ["Sub-total", `${fiat(i.sub_total)} ${i.currency}`],
       ...(i.total === i.sub_total ? [] : [["Discount", `${fiat(i.sub_total - i.total)} ${i.currency}`] as const]),
-      ...(i.due_date === null ? [] : [["Due", i.due_date] as const]),
+      ...(paid
+        ? i.paid_date === null
+          ? []
+          : [["Paid on", at(i.paid_date)] as const]
+        : i.due_date === null
+          ? []
+          : [["Due", dueText(i.due_date)] as const]),
       ...(i.notes === null ? [] : [["Notes", i.notes] as const])
     ],
     addresses: [],
     items: i.line_items.map((li) => ({
       item: li.item,
-      quantity: Decimal.format(li.quantity),
+      quantity: grouped(Decimal.format(li.quantity)),
       unit_price: fiat(li.unit_price),
       total_price: fiat(li.total_price)
     }))
