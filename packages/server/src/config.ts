@@ -81,6 +81,25 @@ const flag = (env: Env, name: keyof typeof defaults): boolean => {
   throw new ConfigError(`${name} must be 1 or 0 (got "${text}")`)
 }
 
+/**
+ * A libpq connection URL (`postgres://` or `postgresql://`), checked at start:
+ * a typo in the scheme, or text that is no URL, would otherwise surface later
+ * as a DNS failure that does not name the variable. The password is never
+ * echoed.
+ */
+const postgresUrl = (text: string): string => {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL (got something that is not a URL)")
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL (got a ${url.protocol}// URL)`)
+  }
+  return text
+}
+
 /** Reads the configuration from `env` (normally `process.env`). Throws `ConfigError`. */
 export const fromEnv = (env: Env): ServerConfig => {
   const port = integer(env, "PORT", 0, 65_535)
@@ -109,7 +128,7 @@ export const fromEnv = (env: Env): ServerConfig => {
           ? (() => {
               throw new ConfigError("STORE=postgres needs DATABASE_URL")
             })()
-          : { kind: "postgres", url: databaseUrl }
+          : { kind: "postgres", url: postgresUrl(databaseUrl) }
         : { kind: "embedded", dataDir }
   const baseUrl = env.PUBLIC_BASE_URL?.trim() || undefined
   if (baseUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(baseUrl)) {

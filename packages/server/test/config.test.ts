@@ -61,6 +61,26 @@ describe("server configuration from the environment (decisions §9)", () => {
     expect(fromEnv({ USD_GMD_RATE: "70.1000000000" }).rate).toBe("70.1000000000")
   })
 
+  it("DATABASE_URL: postgres:// and postgresql:// URLs, a socket directory in the query included; no password echoed", () => {
+    for (const url of [
+      "postgres://xaalis:secret@db.internal:5432/xaalis?sslmode=verify-full",
+      "postgresql://127.0.0.1/test",
+      "postgres:///xaalis?host=/var/run/postgresql"
+    ]) {
+      expect(fromEnv({ DATABASE_URL: url }).store).toStrictEqual({ kind: "postgres", url })
+    }
+    const refused = (() => {
+      try {
+        fromEnv({ DATABASE_URL: "postgress://xaalis:secret@db/x" })
+        return ""
+      } catch (e) {
+        return String((e as Error).message)
+      }
+    })()
+    expect(refused).toContain("DATABASE_URL")
+    expect(refused).not.toContain("secret")
+  })
+
   it("RATE_LIMIT_RPS=0 turns rate limiting off", () => {
     expect(fromEnv({ RATE_LIMIT_RPS: "0" }).rateLimit).toBe(false)
   })
@@ -80,6 +100,9 @@ describe("server configuration from the environment (decisions §9)", () => {
     ["PAYMENT_FEE_PERCENT", "x"],
     ["RATE_LIMIT_BURST", "0"],
     ["RATE_LIMIT_RPS", "2.5"],
+    ["DATABASE_URL", "not a url"],
+    ["DATABASE_URL", "postgress://postgres@127.0.0.1/xaalis"],
+    ["DATABASE_URL", "mysql://127.0.0.1/xaalis"],
     ["PUBLIC_BASE_URL", "/"],
     ["PUBLIC_BASE_URL", "pay.example.gm"]
   ])("refuses %s=%s with a message naming the variable", (name, value) => {

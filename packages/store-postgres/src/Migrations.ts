@@ -140,13 +140,19 @@ export const migrate = async (
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
       await client.query(`SET LOCAL search_path TO ${schema}`)
     }
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         version    integer PRIMARY KEY,
-         name       text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`
-    )
+    // created only when missing: `CREATE TABLE IF NOT EXISTS` needs CREATE on the schema even when the table is
+    // there, which a role that owns its tables but not the schema (a restore into `public` on PostgreSQL 15+) lacks
+    const present = (await client.query<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t"))
+      .rows[0]?.t
+    if (present === null || present === undefined) {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS schema_migrations (
+           version    integer PRIMARY KEY,
+           name       text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`
+      )
+    }
     const found = Number(
       (await client.query<{ v: number }>("SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations")).rows[0]
         ?.v ?? 0

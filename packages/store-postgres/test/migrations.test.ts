@@ -99,6 +99,35 @@ withPostgres("PostgresStore migrations", () => {
     expect(await versions(pool)).toStrictEqual([1, 2])
   })
 
+  it("an up-to-date database starts for a role that owns the tables but may not create in the schema", async () => {
+    // a restore into `public` on PostgreSQL 15+: the application's role owns what it restored, not the schema
+    const { schema, pool } = emptySchema()
+    expect(Exit.isSuccess(await start(schema))).toBe(true)
+    const role = `xaalis_r_${schema.slice(-12)}`
+    await pool.query(`CREATE ROLE ${role} LOGIN`)
+    try {
+      await pool.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`)
+      for (const table of await tables(pool, schema)) await pool.query(`ALTER TABLE ${table} OWNER TO ${role}`)
+      const url = new URL(DATABASE_URL)
+      url.username = role
+      url.password = ""
+      const started = await Effect.runPromiseExit(
+        Effect.provide(
+          Effect.flatMap(Store, (store) => store.transact((tx) => tx.get("invoice", "nothing"))),
+          PostgresStore.layer({
+            connectionString: `${url.toString()}${url.search === "" ? "?" : "&"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+          })
+        )
+      )
+      expect(storeErrorOf(started)?.message, "it started").toBeUndefined()
+      expect(Exit.isSuccess(started)).toBe(true)
+    } finally {
+      for (const table of await tables(pool, schema)) await pool.query(`ALTER TABLE ${table} OWNER TO CURRENT_USER`)
+      await pool.query(`REVOKE ALL ON SCHEMA ${schema} FROM ${role}`)
+      await pool.query(`DROP ROLE ${role}`)
+    }
+  })
+
   it("a step that fails rolls the whole migration back: no step of it stays applied", async () => {
     const { schema, pool } = emptySchema()
     const steps: ReadonlyArray<Migrations.Step> = [
