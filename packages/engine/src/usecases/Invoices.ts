@@ -4,13 +4,14 @@ import { Config } from "../Config.ts"
 import { accounts, move, transaction } from "../ledger/Ledger.ts"
 import { publish } from "../outbox/Outbox.ts"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, type Tx } from "../ports/Store.ts"
+import type { Doc, DuplicateKey, Page, Scope, Tx } from "../ports/Store.ts"
 import * as Present from "../present-billing.ts"
 import type { Business } from "./Businesses.ts"
 import {
   type Caller,
   fromStep,
   getScoped,
+  isDuplicateKey,
   newDoc,
   notFound,
   now,
@@ -60,7 +61,7 @@ const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, 
 
 /** Ids are fresh UUIDs (an invoice number clash is refused by `refuseTakenNumber`): another duplicate is a defect. */
 const orDieOnDuplicate = <A, E, R>(effect: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, (e): e is DuplicateKey => e instanceof DuplicateKey, Effect.die) as Effect.Effect<A, E, R>
+  Effect.catchIf(effect, isDuplicateKey, Effect.die) as Effect.Effect<A, E, R>
 
 const merchantName = (tx: Tx, caller: Caller) =>
   Effect.flatMap(tx.get("business", caller.business_id), (doc) =>
@@ -89,11 +90,11 @@ const numberTaken = (state: Invoice.Invoice) =>
 const refuseTakenNumber =
   (state: Invoice.Invoice) =>
   <A, E, R>(effect: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E | Errors.DomainError, R> =>
-    Effect.catchIf(
-      effect,
-      (e): e is DuplicateKey => e instanceof DuplicateKey,
-      () => Effect.fail(numberTaken(state))
-    ) as Effect.Effect<A, E | Errors.DomainError, R>
+    Effect.catchIf(effect, isDuplicateKey, () => Effect.fail(numberTaken(state))) as Effect.Effect<
+      A,
+      E | Errors.DomainError,
+      R
+    >
 
 /**
  * The business's counter and the next sequential number: the counter's, or the

@@ -147,7 +147,9 @@ export const putCounter = <D>(
       )
     : Effect.catchIf(tx.update(revise(input.current, input.data)), isDuplicateKey, Effect.die)
 
-const isDuplicateKey = (e: { readonly _tag: string }): e is DuplicateKey => e._tag === "DuplicateKey"
+/** A store's `DuplicateKey` among a unit's failures. */
+export const isDuplicateKey = (e: unknown): e is DuplicateKey =>
+  typeof e === "object" && e !== null && (e as { readonly _tag?: unknown })._tag === "DuplicateKey"
 
 /** Loads a row of the caller's scope; another business's or mode's row is `not_found`. */
 export const getScoped = <D>(tx: Tx, kind: Kind, scope: Scope, id: string, what: string) =>

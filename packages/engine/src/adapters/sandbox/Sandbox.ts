@@ -121,6 +121,12 @@ const readRate = (store: Store["Service"]) =>
     })
   )
 
+/** Writes the system row `id` of a shared world (inserted or revised) in a unit of work of its own. */
+const writeRow = <D>(store: Store["Service"], id: string, data: D) =>
+  unitOfWorkIn(store, (tx) =>
+    Effect.flatMap(tx.get("counter", id), (current) => putCounter(tx, { id, scope: null, now: 0, current, data }))
+  )
+
 /** Takes one from a business's stored count of payouts to fail: true when there was one. */
 const takeStoredFailure = (store: Store["Service"], business_id: string) =>
   unitOfWorkIn(store, (tx) =>
@@ -198,21 +204,12 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
         })
         if (store === undefined) return set
         const row: RateRow = { rate: Decimal.format(r), as_of: as_of ?? null }
-        const put = unitOfWorkIn(store, (tx) =>
-          Effect.flatMap(tx.get("counter", rate_row_id), (current) =>
-            putCounter(tx, { id: rate_row_id, scope: null, now: 0, current, data: row })
-          )
-        )
-        return Effect.andThen(put, set)
+        return Effect.andThen(writeRow(store, rate_row_id, row), set)
       },
       failNextPayouts: (count, business_id) => {
         if (business_id !== undefined && store !== undefined) {
           const id = failNextRowId(business_id)
-          return unitOfWorkIn(store, (tx) =>
-            Effect.flatMap(tx.get("counter", id), (current) =>
-              putCounter(tx, { id, scope: null, now: 0, current, data: { count } satisfies FailNextRow })
-            )
-          )
+          return writeRow(store, id, { count } satisfies FailNextRow)
         }
         return Effect.sync(() => {
           if (business_id === undefined) failNext = count
