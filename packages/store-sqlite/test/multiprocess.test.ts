@@ -111,4 +111,49 @@ describe("two OS processes on one SQLite file", () => {
       for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL")
     }
   }, 60_000)
+
+  it("a process running units back to back leaves the lock to another that waits: no starvation", async () => {
+    const path = join(dir, "hogged.sqlite")
+    const setup = ManagedRuntime.make(SqliteStore.layer({ path }))
+    await setup.runPromise(Effect.void) // the schema, before the hog opens the file
+    const child = spawnChild("hog.ts", [path, "3000", "48"])
+    const stderr = collectStderr(child)
+    try {
+      const done = nextMessage<{ type: "done"; units: number }>(child, "done", stderr)
+      await nextMessage(child, "busy", stderr)
+      // while the other process keeps the lock busy (48 units at a time: full groups, each COMMIT followed at
+      // once by the next BEGIN), units of this one get through, each within a fraction of the hog's run (a
+      // starved one would wait until the hog ends, 3 s, or fail after busy_timeout_ms)
+      const waits: Array<number> = []
+      await setup.runPromise(
+        Effect.gen(function* () {
+          const store = yield* Store
+          for (let i = 0; i < 5; i++) {
+            const start = performance.now()
+            yield* store.transact((tx) =>
+              tx.insert({
+                kind: "invoice",
+                id: `other_${i}`,
+                business_id: "other",
+                mode: "live",
+                created_at: 1,
+                version: 1,
+                due_at: null,
+                keys: [],
+                data: null
+              })
+            )
+            waits.push(performance.now() - start)
+          }
+        })
+      )
+      const { units } = await done
+      expect(units).toBeGreaterThan(100) // the hog did keep the lock busy
+      expect(Math.max(...waits), `waits ${waits.map((w) => w.toFixed(1)).join(", ")} ms`).toBeLessThan(1000)
+      expect(await exited(child)).toBe(0)
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL")
+      await setup.dispose()
+    }
+  }, 30_000)
 })

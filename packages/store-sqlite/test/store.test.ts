@@ -1,10 +1,10 @@
 /**
  * What the conformance suite does not reach: interruption, a Tx outliving its
  * unit, waiting for another connection's write lock without blocking the event
- * loop, the busy timeout, the limits of INTEGER amounts, and online backups.
+ * loop, the busy timeout, the waiting file and the fairness pause, the limits of INTEGER amounts, and online backups.
  */
 
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, utimesSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -131,6 +131,71 @@ describe("SqliteStore beyond the port's contract", () => {
     } finally {
       other.close()
     }
+  })
+
+  it("a unit waiting for another connection's lock says so through the waiting file, on every poll", async () => {
+    const path = freshPath()
+    const waiting = SqliteStore.waitingFile(path)
+    await run(SqliteStore.layer({ path }), (store) =>
+      Effect.gen(function* () {
+        yield* store.transact((tx) => tx.insert(doc("inv_0")))
+        expect(existsSync(waiting)).toBe(false) // nobody has waited yet
+        const other = new DatabaseSync(path)
+        other.exec("BEGIN IMMEDIATE")
+        const seen: Array<number> = []
+        const look = setInterval(() => {
+          if (existsSync(waiting)) seen.push(statSync(waiting).mtimeMs)
+        }, 5)
+        setTimeout(() => {
+          clearInterval(look)
+          other.exec("COMMIT")
+          other.close()
+        }, 60)
+        const started = Date.now()
+        yield* store.transact((tx) => tx.insert(doc("inv_1")))
+        // the file appeared while the unit waited, and its time kept moving with the polls
+        expect(seen.length).toBeGreaterThan(2)
+        expect(new Set(seen).size).toBeGreaterThan(1)
+        expect(Math.min(...seen)).toBeGreaterThanOrEqual(started - 5)
+      })
+    )
+  })
+
+  it("a process alone on its file never pauses; once another says it waits, it leaves the lock free", async () => {
+    const path = freshPath()
+    const waiting = SqliteStore.waitingFile(path)
+    let pauses = 0
+    let round = 0
+    const backToBack = (store: Store["Service"], ms: number, before: () => void) =>
+      Effect.gen(function* () {
+        const end = performance.now() + ms
+        const r = round++
+        let n = 0
+        while (performance.now() < end) {
+          before()
+          yield* store.transact((tx) => tx.insert(doc(`inv_${r}_${n++}`)))
+        }
+        return n
+      })
+    await run(SqliteStore.layer({ path, synchronous: "NORMAL", hooks: { paused: () => void pauses++ } }), (store) =>
+      Effect.gen(function* () {
+        // alone: units back to back for five times hold_max_ms, no pause
+        expect(yield* backToBack(store, 100, () => {})).toBeGreaterThan(10)
+        expect(pauses).toBe(0)
+        // a stale waiting file (a waiter that has gone) does not make it pause either
+        closeSync(openSync(waiting, "a"))
+        const old = new Date(Date.now() - 10_000)
+        utimesSync(waiting, old, old)
+        yield* backToBack(store, 100, () => {})
+        expect(pauses).toBe(0)
+        // another process polls (touches the file before each unit here): it pauses every hold_max_ms
+        yield* backToBack(store, 100, () => {
+          const now = new Date()
+          utimesSync(waiting, now, now)
+        })
+        expect(pauses).toBeGreaterThanOrEqual(2)
+      })
+    )
   })
 
   it("ledger amounts are 64-bit integers: the extremes round-trip exactly, beyond them a StoreError commits nothing", () =>
