@@ -35,6 +35,58 @@ describe("Codec (data of durable rows)", () => {
     )
   })
 
+  it("encode's walk writes every value exactly as JSON.stringify with the replacer does", () => {
+    // plain trees with bigints, $-keys, "__proto__" and "toJSON" keys, raw JSON numbers, shared subtrees; and
+    // what the walk leaves to the replacer: class instances, toJSON methods, null-prototype objects, Dates
+    class Amount {
+      readonly units: bigint
+      constructor(units: bigint) {
+        this.units = units
+      }
+    }
+    const odd = fc.oneof(
+      fc.bigInt().map((b) => new Amount(b)),
+      fc.bigInt().map((b) => ({ toJSON: () => ({ $b: b, n: b }) })),
+      fc.dictionary(fc.constantFrom("a", "$b", "$x"), fc.bigInt(), { maxKeys: 2 }).map((d) =>
+        Object.assign(Object.create(null), d)
+      ),
+      fc.integer({ min: 0, max: 2 ** 40 }).map((t) => new Date(t)),
+      fc.constantFrom("12345678901234567890", "1e400", "0.1").map((literal) => Json.rawNumber(literal))
+    )
+    const values = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        fc.bigInt(),
+        fc.string(),
+        fc.integer(),
+        fc.double({ noNaN: true }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.constant(undefined),
+        odd,
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(
+          fc.oneof(fc.string(), fc.constantFrom("$b", "$$b", "$", "$x", "__proto__", "constructor", "toJSON")),
+          tie("value"),
+          { maxKeys: 4, noNullPrototype: true }
+        ),
+        tie("value").map((v) => [v, v]) // one subtree twice
+      )
+    })).value
+    fc.assert(
+      fc.property(values, (x) => {
+        expect(Codec.encode(x)).toBe(Codec.encodeByReplacer(x))
+      }),
+      { numRuns: 3000 }
+    )
+    // the value given is never changed
+    const stored = { a: 1n, $k: [2n, { b: 3n }], meta: JSON.parse('{"__proto__": {"$b": 4}}') }
+    const before = Codec.encodeByReplacer(stored)
+    Codec.encode(stored)
+    expect(stored.a).toBe(1n)
+    expect(Codec.encodeByReplacer(stored)).toBe(before)
+  })
+
   it("decode's walk of a plain parse reads every JSON text as JSON.parse with the reviver does", () => {
     // raw texts, not only encode's: markers of every shape (string or not, alone or with company), $-keys,
     // "__proto__", \u escapes that spell a "$"
