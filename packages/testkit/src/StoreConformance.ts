@@ -483,6 +483,37 @@ export const storeConformance = (
           expect(yield* getDoc(store, "invoice", "inv_2")).toBeUndefined()
         }))
 
+      test("a refused insert writes nothing even when its unit catches the refusal and commits", (store) =>
+        Effect.gen(function* () {
+          const first = mk({ kind: "transfer", id: "tr_1", keys: ["chain:0xabc"], data: { n: 1n } })
+          yield* insertAll(store, [first])
+          // the engine's chain transfers: insert the identity row, a refusal means "seen before", commit the rest
+          const refused = yield* store.transact((tx) =>
+            Effect.gen(function* () {
+              const byId = yield* failureOf(tx.insert(mk({ kind: "transfer", id: "tr_1", keys: ["k:a"], data: 2n })))
+              const byKey = yield* failureOf(
+                tx.insert(mk({ kind: "transfer", id: "tr_2", keys: ["k:b", "chain:0xabc"], data: 3n }))
+              )
+              yield* tx.insert(mk({ id: "inv_after" }))
+              return [tagOf(byId), tagOf(byKey)]
+            })
+          )
+          expect(refused).toStrictEqual(["DuplicateKey", "DuplicateKey"])
+          expect(yield* getDoc(store, "transfer", "tr_1")).toStrictEqual(first)
+          expect(yield* getDoc(store, "transfer", "tr_2")).toBeUndefined()
+          const [a, b, chain] = yield* store.transact((tx) =>
+            Effect.all([
+              tx.getByKey("transfer", "k:a"),
+              tx.getByKey("transfer", "k:b"),
+              tx.getByKey("transfer", "chain:0xabc")
+            ])
+          )
+          expect(a, "the refused row's keys must stay free").toBeUndefined()
+          expect(b, "the refused row's keys must stay free").toBeUndefined()
+          expect(chain?.id).toBe("tr_1")
+          expect((yield* getDoc(store, "invoice", "inv_after"))?.id, "the unit's other writes commit").toBe("inv_after")
+        }))
+
       test("the same id in another kind is a different row", (store) =>
         Effect.gen(function* () {
           const invoice = mk({ id: "x_1", data: { of: "invoice" } })

@@ -83,6 +83,13 @@ export class DuplicateKey extends Data.TaggedError("DuplicateKey")<{ readonly ki
 export interface Tx {
   readonly get: (kind: Kind, id: string) => Effect.Effect<Doc | undefined, StoreError>
   readonly getByKey: (kind: Kind, key: string) => Effect.Effect<Doc | undefined, StoreError>
+  /**
+   * Adds a row. An existing id of the kind, or a key of the kind another row
+   * holds, is refused with `DuplicateKey` having written nothing (no row, no
+   * key claimed, the other row untouched), so a unit may catch it and go on to
+   * commit: the engine applies a chain transfer by inserting its identity row
+   * first, and a refusal means "seen before".
+   */
   readonly insert: (doc: Doc) => Effect.Effect<void, StoreError | DuplicateKey>
   /** Replaces the row whose version is `doc.version - 1`; otherwise `VersionConflict`. */
   readonly update: (doc: Doc) => Effect.Effect<void, StoreError | VersionConflict | DuplicateKey>

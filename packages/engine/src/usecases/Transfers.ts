@@ -2,7 +2,7 @@ import { Conversion, DomainError, PaymentRequest } from "@xaalis/core"
 import { Clock, Context, Effect } from "effect"
 import type { ConfirmedTransfer } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, Store, type Tx } from "../ports/Store.ts"
+import { type Doc, Store, type StoreError, type Tx } from "../ports/Store.ts"
 import { bookConversionStepWith, ownerOfAddress, runDuePayouts } from "./Conversions.ts"
 import { type Caller, getScoped, newDoc, unitOfWork, unitOfWorkIn } from "./common.ts"
 import { bookPaymentRequestStep, type StoredPaymentRequest } from "./PaymentRequests.ts"
@@ -29,6 +29,13 @@ const notApplied = (transfer: ConfirmedTransfer, matched: TransferOutcome["match
 /** The transfer's identity row: its key is its id, so a second insert of it fails. */
 const identityDoc = (key: string, transfer: ConfirmedTransfer, matched: TransferOutcome["matched"], t: number) =>
   newDoc({ kind: "transfer", id: key, scope: null, now: t, data: { ...transfer, matched } })
+
+/** Inserts a transfer's identity row: false when the transfer has one already (a report seen before). */
+const insertIdentity = (tx: Tx, doc: Doc): Effect.Effect<boolean, StoreError> =>
+  tx.insert(doc).pipe(
+    Effect.as(true),
+    Effect.catchTag("DuplicateKey", () => Effect.succeed(false))
+  )
 
 /** Funds sent to an address nothing owns, kept for support. */
 const strayFundsDoc = (transfer: ConfirmedTransfer, id: string, t: number) =>
@@ -58,12 +65,14 @@ const applyInUnit = Effect.fnUntraced(function* (
   t: number
 ) {
   const legacy = Conversion.legacyTransferKey(transfer)
-  const seen =
-    (yield* tx.get("transfer", key)) ?? (legacy === undefined ? undefined : yield* tx.get("transfer", legacy))
   const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
   const matched = matchOf(target)
-  if (seen !== undefined) return notApplied(transfer, matched)
-  yield* tx.insert(identityDoc(key, transfer, matched, t))
+  if (legacy !== undefined && (yield* tx.get("transfer", legacy)) !== undefined) return notApplied(transfer, matched)
+  // the identity row first, with no read before it: a transfer seen before already has it, and the insert is
+  // refused (DuplicateKey) having written nothing; one being applied by a concurrent unit makes one of the two
+  // fail with VersionConflict, and its next run is refused here
+  const fresh = yield* insertIdentity(tx, identityDoc(key, transfer, matched, t))
+  if (!fresh) return notApplied(transfer, matched)
   if (target === undefined) {
     yield* tx.insert(strayFundsDoc(transfer, yield* ids.uuid, t))
     return notApplied(transfer, null)
@@ -95,8 +104,9 @@ const thenFinish = Effect.flatMap(finish)
 /**
  * Applies one confirmed chain transfer, at most once however often it is
  * reported: the transfer's identity (network + tx hash + log index) is inserted
- * as a unique row in the same unit of work as its effects, so a second report —
- * concurrent or not — finds it and changes nothing. Then the due payouts run.
+ * as a unique row in the same unit of work as its effects, before them and with
+ * no read of it first, so a second report — concurrent or not — has that insert
+ * refused and changes nothing. Then the due payouts run.
  *
  * The hot path of the engine: the store, the Ids service and the time are read
  * from the context in one step rather than one `yield*` each.
