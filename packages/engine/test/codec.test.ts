@@ -47,9 +47,9 @@ describe("Codec (data of durable rows)", () => {
     const odd = fc.oneof(
       fc.bigInt().map((b) => new Amount(b)),
       fc.bigInt().map((b) => ({ toJSON: () => ({ $b: b, n: b }) })),
-      fc.dictionary(fc.constantFrom("a", "$b", "$x"), fc.bigInt(), { maxKeys: 2 }).map((d) =>
-        Object.assign(Object.create(null), d)
-      ),
+      fc
+        .dictionary(fc.constantFrom("a", "$b", "$x"), fc.bigInt(), { maxKeys: 2 })
+        .map((d) => Object.assign(Object.create(null), d)),
       fc.integer({ min: 0, max: 2 ** 40 }).map((t) => new Date(t)),
       fc.constantFrom("12345678901234567890", "1e400", "0.1").map((literal) => Json.rawNumber(literal))
     )
