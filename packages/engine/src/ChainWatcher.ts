@@ -15,8 +15,9 @@ export const runChainWatcher = Effect.gen(function* () {
   const chain = yield* Chain
   yield* Stream.runForEach(chain.confirmed, (transfer) =>
     Transfers.applyChainTransfer(transfer).pipe(
-      // a store failure, or a concurrent report of the same transfer winning the race, is retried:
-      // the retry then finds the transfer already applied
+      // a store failure is retried; so is a DuplicateKey, which only a store reporting a lost race to a
+      // concurrent report of the same transfer as one (the port says VersionConflict, which the unit of
+      // work retries itself) would give: the retry then finds the transfer already applied
       Effect.retry({
         while: (e) => e instanceof StoreError || e instanceof DuplicateKey,
         schedule: Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("30 seconds")])

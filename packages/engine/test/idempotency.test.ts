@@ -127,6 +127,38 @@ describe("idempotency after a crash before any effect", () => {
   )
 })
 
+describe("idempotency after a crash before any effect (a refused write)", () => {
+  it.effect(
+    "a request cut off after a unit whose only write was refused (a transfer seen before) leaves the key free",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+        const transfer = {
+          network: "TRC20" as const,
+          coin: "USDT" as const,
+          to_address: c.pay_address,
+          amount: 10_000_000n,
+          tx_hash: "0xfeed",
+          log_index: 0
+        }
+        // a DuplicateKey would be a defect here (only the identity insert may be refused, and that is caught)
+        const apply = () => Transfers.applyChainTransfer(transfer).pipe(Effect.catchTag("DuplicateKey", Effect.die))
+        assert.isTrue((yield* apply()).applied)
+        // reported again under a key: its identity insert is refused, nothing is written; then it is cut off
+        const again = Effect.andThen(
+          Effect.tap(apply(), (o) => Effect.sync(() => assert.isFalse(o.applied))),
+          Effect.interrupt
+        )
+        yield* Effect.exit(Idempotency.idempotent(live, "k", "f", again))
+        // the key was left free: the retry runs (it would be idempotency_conflict, "cut off after it took effect")
+        const retried = yield* Idempotency.idempotent(live, "k", "f", apply())
+        assert.isFalse(retried.applied)
+        assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 10)
+      }).pipe(Effect.provide(testLayer()))
+  )
+})
+
 describe("idempotency after a lost answer", () => {
   it.effect("with recover, a retry is answered from the object the interrupted request wrote, never a second one", () =>
     Effect.gen(function* () {

@@ -63,9 +63,12 @@ const id = (params: Readonly<Record<string, string>>) => params.id ?? ""
 const randomTxHash = Effect.sync(() => `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")}`)
 
 /**
- * A transfer reported twice at the same moment: the second unit of work fails
- * on the transfer's unique row. Run once more, it finds the first and answers
- * `applied: false`. Anywhere else a duplicate key is a bug (a defect).
+ * A transfer reported twice: `applyChainTransfer` reads the refusal of its
+ * identity row as "seen before" (`applied: false`), and a unit that loses the
+ * race to a concurrent report fails with `VersionConflict` and is run again by
+ * the engine. A `DuplicateKey` gets here only from a store that reports a lost
+ * race as one (the port says `VersionConflict`): run once more, the transfer is
+ * refused and answers `applied: false`. Anything else is a bug (a defect).
  */
 const settleDuplicate = <A, E, R>(effect: Effect.Effect<A, E | DuplicateKey, R>): Effect.Effect<A, E, R> =>
   effect.pipe(

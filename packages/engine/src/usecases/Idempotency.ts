@@ -222,24 +222,26 @@ const once = <A, R, R2>(
         yield* tx.update(revise(current, { ...current.data, touched: merged }))
       })
     const decorated = Store.of({
-      // The key's row is written by the units that write, before their first write and with it:
-      // a unit that only reads (a helper finding an address's owner) leaves no trace, so a crash
-      // after it leaves the key free instead of "cut off after it took effect" for a day.
-      // `mark` can also fail with VersionConflict (retried by the request's unitOfWork) and
-      // KeyTaken (a concurrent first use; turned into idempotency_conflict below)
+      // The key's row is written by the units that write, right after their first write that the
+      // store accepted and with it: a unit that only reads (a helper finding an address's owner), or
+      // whose writes were all refused (a transfer seen before: its identity insert refused), leaves no
+      // trace, so a crash after it leaves the key free instead of "cut off after it took effect" for
+      // a day. `mark` can also fail with VersionConflict (retried by the request's unitOfWork) and
+      // KeyTaken (a concurrent first use; turned into idempotency_conflict below): either ends the
+      // unit, whose write is then rolled back with it
       transact: <B, E, R2>(work: (tx: Tx) => Effect.Effect<B, E, R2>) =>
         store.transact((tx) => {
           let marked = false
           // typed as the write alone: mark's own failures (VersionConflict, KeyTaken) end the unit and
           // are handled by the request's unitOfWork and below, never by the write's caller
-          // (decided when the write runs, not when it is built: a write built early still marks first)
+          // (decided when the write has run, not when it is built)
           const first = <X, F>(write: Effect.Effect<X, F>): Effect.Effect<X, F> =>
-            Effect.suspend(() =>
+            Effect.flatMap(write, (x) =>
               marked
-                ? write
-                : (Effect.flatMap(mark(tx), () => {
+                ? Effect.succeed(x)
+                : (Effect.map(mark(tx), () => {
                     marked = true
-                    return write
+                    return x
                   }) as Effect.Effect<X, F>)
             )
           const touched: Array<string> = []
