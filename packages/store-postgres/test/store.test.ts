@@ -302,6 +302,44 @@ withPostgres("PostgresStore specifics", (db) => {
       })
     ))
 
+  it("a row restored from another cluster (its xact beyond every transaction id here) is old: a clash with it is a DuplicateKey, and a transfer reported again answers applied: false", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* Store
+        const transfer = {
+          network: "TRC20" as const,
+          coin: "USDT" as const,
+          to_address: "Tnobody",
+          amount: 5_000_000n,
+          tx_hash: "0xabc",
+          log_index: 0
+        }
+        yield* Transfers.applyChainTransfer(transfer)
+        yield* store.transact((tx) => tx.insert(doc({ id: "inv_restored", keys: ["k_restored"] })))
+        // what a pg_dump of an older cluster restored here leaves: xact values this cluster has not reached
+        yield* Effect.promise(() =>
+          db.query("UPDATE docs SET xact = (pg_current_xact_id()::text::bigint + 50000000)::text::xid8")
+        )
+        yield* Effect.promise(() =>
+          db.query("UPDATE doc_keys SET xact = (pg_current_xact_id()::text::bigint + 50000000)::text::xid8")
+        )
+        const again = yield* Transfers.applyChainTransfer(transfer)
+        expect(again.applied).toBe(false)
+        expect(tagOf(yield* failureOf(store.transact((tx) => tx.insert(doc({ id: "inv_restored" })))))).toBe(
+          "DuplicateKey"
+        )
+        expect(
+          yield* failureOf(store.transact((tx) => tx.insert(doc({ id: "inv_other", keys: ["k_restored"] }))))
+        ).toMatchObject({ _tag: "DuplicateKey", key: "k_restored" })
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(layer(), Sandbox.layer({ rate: Decimal.parse("70") as Decimal.Decimal })).pipe(
+            Layer.provideMerge(IdsAdapter.layer)
+          )
+        )
+      )
+    ))
+
   it("a row read by key brings its owner business along: a later get answers that read's version; a stale write is refused, the unit's own write is read back", () =>
     withStore(layer(), (store) =>
       Effect.gen(function* () {
