@@ -51,6 +51,18 @@ describe("Codec (data of durable rows)", () => {
         .dictionary(fc.constantFrom("a", "$b", "$x"), fc.bigInt(), { maxKeys: 2 })
         .map((d) => Object.assign(Object.create(null), d)),
       fc.integer({ min: 0, max: 2 ** 40 }).map((t) => new Date(t)),
+      // arrays and objects that only look plain (found by review: the walk used to miss them)
+      fc.bigInt().map((b) => Object.assign([b], { toJSON: () => ({ $b: String(b) }) })),
+      fc.bigInt().map((b) => {
+        class Amounts extends Array<bigint> {
+          toJSON() {
+            return b
+          }
+        }
+        return Amounts.from([b])
+      }),
+      fc.bigInt().map((b) => Object.setPrototypeOf([b], { toJSON: () => "z" })),
+      fc.bigInt().map((b) => Object.defineProperty({ $b: b }, "toJSON", { value: () => ({ $b: b }) })),
       fc.constantFrom("12345678901234567890", "1e400", "0.1").map((literal) => Json.rawNumber(literal))
     )
     const values = fc.letrec((tie) => ({
@@ -79,6 +91,24 @@ describe("Codec (data of durable rows)", () => {
       }),
       { numRuns: 3000 }
     )
+    // a cycle throws what JSON.stringify throws; deep nesting encodes as before
+    const cyclic: Record<string, unknown> = { a: 1n }
+    cyclic.self = { back: cyclic }
+    expect(() => Codec.encode(cyclic)).toThrow(TypeError)
+    let deep: unknown = 1n
+    for (let i = 0; i < 2000; i++) deep = i % 2 === 0 ? [deep] : { $d: deep }
+    expect(Codec.encode(deep)).toBe(Codec.encodeByReplacer(deep))
+    // a toJSON every object inherits is left to JSON.stringify, as before
+    const inherited = Object.prototype as { toJSON?: unknown }
+    inherited.toJSON = function (this: object) {
+      return Object.keys(this).length
+    }
+    try {
+      const value = { $b: 1n, n: [2n] }
+      expect(Codec.encode(value)).toBe(Codec.encodeByReplacer(value))
+    } finally {
+      delete inherited.toJSON
+    }
     // the value given is never changed
     const stored = { a: 1n, $k: [2n, { b: 3n }], meta: JSON.parse('{"__proto__": {"$b": 4}}') }
     const before = Codec.encodeByReplacer(stored)

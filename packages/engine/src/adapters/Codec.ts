@@ -46,42 +46,52 @@ function reviver(_key: string, value: unknown): unknown {
 /** Met by `prepared` where only `JSON.stringify`'s own walk can say what `replacer` would see. */
 const NOT_PLAIN = Symbol("not plain")
 
+/** Deeper than this, `prepared` leaves the value to the replacer (which also reports a cycle as it always did). */
+const depth_max = 1000
+
 /**
  * What `JSON.stringify(value, replacer)` would serialise, as a tree plain
  * `JSON.stringify` writes the same way: bigints as markers and `$`-keys
  * escaped, copying only the objects and arrays that change (the rest is
- * shared). Only plain objects, arrays and raw JSON numbers are walked; any
- * other object (a class instance, a `toJSON` method, a null prototype) throws
- * `NOT_PLAIN`, and `encode` leaves the whole value to the replacer.
+ * shared). Only plain data is walked: objects whose prototype is
+ * `Object.prototype`, arrays whose prototype is `Array.prototype`, neither
+ * with a `toJSON` (own or inherited), and raw JSON numbers. Anything else (a
+ * class instance, a Date, a null prototype, a `toJSON`, nesting deeper than
+ * `depth_max`, so a cycle too) throws `NOT_PLAIN`, and `encode` leaves the
+ * whole value to the replacer. (A getter is read more than once here: stored
+ * data has none.)
  */
-const prepared = (value: unknown): unknown => {
+const prepared = (value: unknown, depth: number): unknown => {
   if (typeof value === "bigint") return { [BIGINT]: value.toString() }
   if (value === null || typeof value !== "object") return value
-  if (Array.isArray(value)) {
+  if (depth > depth_max) throw NOT_PLAIN
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Array.prototype) {
+    if ("toJSON" in value) throw NOT_PLAIN
+    const array = value as Array<unknown>
     let copy: Array<unknown> | undefined
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i]
-      const w = prepared(v)
+    for (let i = 0; i < array.length; i++) {
+      const v = array[i]
+      const w = prepared(v, depth + 1)
       if (w !== v) {
-        copy ??= value.slice()
+        copy ??= array.slice()
         copy[i] = w
       }
     }
-    return copy ?? value
+    return copy ?? array
   }
-  if (Object.getPrototypeOf(value) !== Object.prototype) {
+  if (proto !== Object.prototype) {
     if (Json.isRawJson(value)) return value
     throw NOT_PLAIN
   }
+  if ("toJSON" in value) throw NOT_PLAIN
   const record = value as Record<string, unknown>
   let copy: Record<string, unknown> | undefined
   let escaped = false
   for (const k of Object.keys(record)) {
-    const c = k.charCodeAt(0)
-    if (c === 36 /* $ */) escaped = true
-    else if (c === 116 /* t */ && k === "toJSON") throw NOT_PLAIN
+    if (k.charCodeAt(0) === 36 /* $ */) escaped = true
     const v = record[k]
-    const w = prepared(v)
+    const w = prepared(v, depth + 1)
     if (w !== v) {
       // the spread copies a "__proto__" key as an own data property: assigning writes it, not the prototype
       copy ??= { ...record }
@@ -101,7 +111,7 @@ const prepared = (value: unknown): unknown => {
 export const encode = (data: unknown): string => {
   let tree: unknown
   try {
-    tree = prepared(data)
+    tree = prepared(data, 0)
   } catch (e) {
     if (e !== NOT_PLAIN) throw e
     return JSON.stringify(data, replacer)
