@@ -22,7 +22,18 @@
  *   they get without touching stored state.
  */
 
-import { closeSync, mkdirSync, openSync, statSync, utimesSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeSync
+} from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
 import {
@@ -254,44 +265,73 @@ const pause = (ms: number): Effect.Effect<void> =>
 const hold_max_ms = 20
 
 /**
- * Another process is taken to be waiting for the lock while the waiting file
- * (`waitingFile`) was touched less than this long ago (ms of wall-clock time;
- * a waiter touches it on every poll, every 0–2 ms).
+ * Another store is taken to be waiting for the lock while the waiting file
+ * (`waitingFile`) says one wrote to it less than this long ago (ms of
+ * wall-clock time; a waiter writes on every poll, every 0–2 ms).
  */
 const waiting_recent_ms = 50
 
 /**
- * The file beside the database through which a process that finds the write
- * lock taken says so: it sets the file's modification time to now on every
- * poll (`touchWaiting`); a process that has run transactions back to back for
- * `hold_max_ms` looks at it (`othersWaiting`) and pauses only when someone
+ * The file beside the database through which a store that finds the write
+ * lock taken says so: on every poll it writes its own token and the time
+ * (`signalWaiting`); a store that has run transactions back to back for
+ * `hold_max_ms` reads it (`othersWaiting`) and pauses only when another store
  * waits. SQLite tells a lock holder nothing of waiters, and a pause nobody
- * needs cost a saturated process ~7% of its throughput.
+ * needs cost a saturated process ~7% of its throughput. The time is in the
+ * content, not the file's mtime: writing needs only write permission
+ * (setting an mtime needs ownership) and file systems that keep whole
+ * seconds do not blur it.
  */
 export const waitingFile = (databasePath: string): string => `${resolve(databasePath)}-waiting`
 
-/** Says "a process waits for the lock": the waiting file's mtime becomes now (created when missing). Best effort. */
-const touchWaiting = (file: string): void => {
-  const now = new Date()
+/** What a waiter writes: its token and the time, fixed width, at offset 0. */
+const waitingRecord = (token: string, now: number): string => `${token} ${String(now).padStart(15, "0")}\n`
+
+/**
+ * Writes this store's "I wait" record. Best effort: a file it cannot write
+ * only costs the fairness pause. Created like SQLite creates its `-wal` and
+ * `-shm` files: with the database file's permissions, and, when running as
+ * root, owned by the database file's owner (so the service's own user can
+ * write it later).
+ */
+const signalWaiting = (file: string, databasePath: string, token: string): void => {
   try {
-    utimesSync(file, now, now)
-  } catch {
+    let fd: number
     try {
-      closeSync(openSync(file, "a")) // created now: its mtime is now
+      fd = openSync(file, constants.O_WRONLY)
     } catch {
-      // a directory we cannot write in: the holder does not pause, the waiter still polls
+      fd = openSync(file, constants.O_WRONLY | constants.O_CREAT, 0o600)
+      try {
+        const db = statSync(databasePath)
+        fchmodSync(fd, db.mode & 0o666)
+        if (process.getuid?.() === 0) fchownSync(fd, db.uid, db.gid)
+      } catch {
+        // keeps the default mode and owner
+      }
     }
+    try {
+      writeSync(fd, waitingRecord(token, Date.now()), 0, "latin1")
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    // a directory or file we cannot write: the holder does not pause, this store still polls
   }
 }
 
-/** Whether a process touched the waiting file within `waiting_recent_ms`. */
-const othersWaiting = (file: string): boolean => {
+/** Whether another store than `token` wrote the waiting file within `waiting_recent_ms`. */
+const othersWaiting = (file: string, token: string): boolean => {
+  let text: string
   try {
-    const stat = statSync(file, { throwIfNoEntry: false })
-    return stat !== undefined && Math.abs(Date.now() - stat.mtimeMs) < waiting_recent_ms
-  } catch {
-    return true // cannot tell: be fair
+    text = readFileSync(file, "latin1")
+  } catch (e) {
+    return (e as { code?: unknown }).code !== "ENOENT" // cannot tell: be fair
   }
+  if (text.length === 0) return false // just created, not written yet
+  const [who, at] = text.trim().split(" ")
+  const t = Number(at)
+  if (who === undefined || !Number.isSafeInteger(t)) return true // a torn or foreign text: be fair, once
+  return who !== token && Math.abs(Date.now() - t) < waiting_recent_ms
 }
 
 /** Group commit: the most units of work in one transaction (by default). */
@@ -569,6 +609,8 @@ export const make = (
 
     /** The waiting file of a database other processes may open (none for ":memory:"). */
     const waitingPath = options.path === ":memory:" ? undefined : waitingFile(options.path)
+    /** This store's name in the waiting file: its own signal never makes it pause. */
+    const token = `${process.pid}.${randomBytes(4).toString("hex")}`
     const paused = options.hooks?.paused
     const busyTimeout = int(options.busy_timeout_ms ?? 5000)
     /** When the last transaction of this process ended, and when its run of back-to-back transactions began. */
@@ -589,7 +631,7 @@ export const make = (
             return Effect.succeed(f())
           } catch (e) {
             if (!isBusy(e) || performance.now() >= deadline) return Effect.fail(storeError(what, e))
-            if (waitingPath !== undefined) touchWaiting(waitingPath)
+            if (waitingPath !== undefined) signalWaiting(waitingPath, options.path, token)
             return Effect.andThen(pause(Math.random() * 2), Effect.suspend(attempt))
           }
         }
@@ -602,8 +644,8 @@ export const make = (
      * transactions back to back would hold the lock all the time (the gap
      * between a COMMIT and the next BEGIN is microseconds) and starve the
      * others, who poll. So once a file store has run transactions back to back
-     * for `hold_max_ms`, it looks whether another process said it waits (the
-     * waiting file, touched on each of its polls) and if so pauses for a
+     * for `hold_max_ms`, it looks whether another store said it waits (the
+     * waiting file, written on each of its polls) and if so pauses for a
      * millisecond, lock free, before its next BEGIN; if not, it looks again
      * `hold_max_ms` later. A process alone on its file never pauses.
      */
@@ -613,7 +655,7 @@ export const make = (
       const now = performance.now()
       if (now - lastEnd > 1) streakStart = now // the lock was free for a while: a new streak
       if (now - streakStart < hold_max_ms) return first
-      if (!othersWaiting(waitingPath)) {
+      if (!othersWaiting(waitingPath, token)) {
         streakStart = now // nobody waits: look again in hold_max_ms
         return first
       }

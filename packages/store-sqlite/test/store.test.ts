@@ -4,7 +4,7 @@
  * loop, the busy timeout, the waiting file and the fairness pause, the limits of INTEGER amounts, and online backups.
  */
 
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, utimesSync } from "node:fs"
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -142,9 +142,9 @@ describe("SqliteStore beyond the port's contract", () => {
         expect(existsSync(waiting)).toBe(false) // nobody has waited yet
         const other = new DatabaseSync(path)
         other.exec("BEGIN IMMEDIATE")
-        const seen: Array<number> = []
+        const seen: Array<string> = []
         const look = setInterval(() => {
-          if (existsSync(waiting)) seen.push(statSync(waiting).mtimeMs)
+          if (existsSync(waiting)) seen.push(readFileSync(waiting, "latin1"))
         }, 5)
         setTimeout(() => {
           clearInterval(look)
@@ -153,10 +153,15 @@ describe("SqliteStore beyond the port's contract", () => {
         }, 60)
         const started = Date.now()
         yield* store.transact((tx) => tx.insert(doc("inv_1")))
-        // the file appeared while the unit waited, and its time kept moving with the polls
+        // the file appeared while the unit waited: one store's token, and a time that kept moving with the polls
         expect(seen.length).toBeGreaterThan(2)
-        expect(new Set(seen).size).toBeGreaterThan(1)
-        expect(Math.min(...seen)).toBeGreaterThanOrEqual(started - 5)
+        const records = seen.map((text) => text.trim().split(" "))
+        expect(new Set(records.map(([token]) => token)).size).toBe(1)
+        const times = records.map(([, at]) => Number(at))
+        expect(new Set(times).size).toBeGreaterThan(1)
+        expect(Math.min(...times)).toBeGreaterThanOrEqual(started - 5)
+        // created with the database file's permissions
+        expect(statSync(waiting).mode & 0o777).toBe(statSync(path).mode & 0o666)
       })
     )
   })
@@ -166,37 +171,124 @@ describe("SqliteStore beyond the port's contract", () => {
     const waiting = SqliteStore.waitingFile(path)
     let pauses = 0
     let round = 0
-    const backToBack = (store: Store["Service"], ms: number, before: () => void) =>
+    /** Units back to back for `ms`, 16 at a time (the store always has one queued: its streak never breaks). */
+    const backToBack = (store: Store["Service"], ms: number, inUnit: () => void) =>
       Effect.gen(function* () {
         const end = performance.now() + ms
         const r = round++
         let n = 0
-        while (performance.now() < end) {
-          before()
-          yield* store.transact((tx) => tx.insert(doc(`inv_${r}_${n++}`)))
-        }
+        const lane = Effect.whileLoop({
+          while: () => performance.now() < end,
+          body: () => store.transact((tx) => Effect.andThen(Effect.sync(inUnit), tx.insert(doc(`inv_${r}_${n++}`)))),
+          step: () => {}
+        })
+        yield* Effect.all(
+          Array.from({ length: 16 }, () => lane),
+          { concurrency: "unbounded", discard: true }
+        )
         return n
       })
+    const signal = (at: number) => writeFileSync(waiting, `12345.otherstore ${String(at).padStart(15, "0")}\n`)
     await run(SqliteStore.layer({ path, synchronous: "NORMAL", hooks: { paused: () => void pauses++ } }), (store) =>
       Effect.gen(function* () {
         // alone: units back to back for five times hold_max_ms, no pause
         expect(yield* backToBack(store, 100, () => {})).toBeGreaterThan(10)
         expect(pauses).toBe(0)
-        // a stale waiting file (a waiter that has gone) does not make it pause either
-        closeSync(openSync(waiting, "a"))
-        const old = new Date(Date.now() - 10_000)
-        utimesSync(waiting, old, old)
+        // a stale record (a waiter that has gone) does not make it pause either, nor an empty file
+        signal(Date.now() - 10_000)
+        yield* backToBack(store, 100, () => {})
+        writeFileSync(waiting, "")
         yield* backToBack(store, 100, () => {})
         expect(pauses).toBe(0)
-        // another process polls (touches the file before each unit here): it pauses every hold_max_ms
-        yield* backToBack(store, 100, () => {
-          const now = new Date()
-          utimesSync(waiting, now, now)
-        })
+        // another store polls (writes in each unit here, so its record is always fresh): it pauses every
+        // hold_max_ms, the same workload as above
+        yield* backToBack(store, 100, () => signal(Date.now()))
         expect(pauses).toBeGreaterThanOrEqual(2)
       })
     )
   })
+
+  it("a store's own waiting record (it waited a moment ago) does not make it pause", async () => {
+    const path = freshPath()
+    const waiting = SqliteStore.waitingFile(path)
+    let pauses = 0
+    await run(SqliteStore.layer({ path, synchronous: "NORMAL", hooks: { paused: () => void pauses++ } }), (store) =>
+      Effect.gen(function* () {
+        yield* store.transact((tx) => tx.insert(doc("inv_0")))
+        // it waits for another connection's lock, writing its own record on every poll
+        const other = new DatabaseSync(path)
+        other.exec("BEGIN IMMEDIATE")
+        setTimeout(() => {
+          other.exec("COMMIT")
+          other.close()
+        }, 20)
+        yield* store.transact((tx) => tx.insert(doc("inv_1")))
+        expect(existsSync(waiting)).toBe(true)
+        // then, with its own record fresh, units back to back (16 at a time) for longer than hold_max_ms: no
+        // pause (its record is rewritten in each unit with the time, as if it had just waited again)
+        const own = readFileSync(waiting, "latin1").trim().split(" ")[0] as string
+        const end = performance.now() + 60
+        let n = 0
+        const lane = Effect.whileLoop({
+          while: () => performance.now() < end,
+          body: () =>
+            store.transact((tx) =>
+              Effect.andThen(
+                Effect.sync(() => writeFileSync(waiting, `${own} ${String(Date.now()).padStart(15, "0")}\n`)),
+                tx.insert(doc(`inv_own_${n++}`))
+              )
+            ),
+          step: () => {}
+        })
+        yield* Effect.all(
+          Array.from({ length: 16 }, () => lane),
+          { concurrency: "unbounded", discard: true }
+        )
+        expect(n).toBeGreaterThan(20)
+        expect(pauses).toBe(0)
+        // the same with another store's token pauses (so the loop above did run streaks past hold_max_ms)
+        const end2 = performance.now() + 60
+        const lane2 = Effect.whileLoop({
+          while: () => performance.now() < end2,
+          body: () =>
+            store.transact((tx) =>
+              Effect.andThen(
+                Effect.sync(() => writeFileSync(waiting, `other.1 ${String(Date.now()).padStart(15, "0")}\n`)),
+                tx.insert(doc(`inv_other_${n++}`))
+              )
+            ),
+          step: () => {}
+        })
+        yield* Effect.all(
+          Array.from({ length: 16 }, () => lane2),
+          { concurrency: "unbounded", discard: true }
+        )
+        expect(pauses).toBeGreaterThanOrEqual(1)
+      })
+    )
+  })
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "run as root, a waiter creates the waiting file for the database file's owner (who can then write it)",
+    async () => {
+      const path = freshPath()
+      const waiting = SqliteStore.waitingFile(path)
+      await run(SqliteStore.layer({ path }), (store) =>
+        Effect.gen(function* () {
+          yield* store.transact((tx) => tx.insert(doc("inv_0")))
+          chownSync(path, 65534, 65534) // the service's user owns the database
+          const other = new DatabaseSync(path)
+          other.exec("BEGIN IMMEDIATE")
+          setTimeout(() => {
+            other.exec("COMMIT")
+            other.close()
+          }, 20)
+          yield* store.transact((tx) => tx.insert(doc("inv_1")))
+          expect(statSync(waiting)).toMatchObject({ uid: 65534, gid: 65534 })
+        })
+      )
+    }
+  )
 
   it("ledger amounts are 64-bit integers: the extremes round-trip exactly, beyond them a StoreError commits nothing", () =>
     run(SqliteStore.layerMemory(), (store) =>
