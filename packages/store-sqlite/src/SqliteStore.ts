@@ -26,6 +26,7 @@ import { randomBytes } from "node:crypto"
 import {
   closeSync,
   constants,
+  existsSync,
   fchmodSync,
   fchownSync,
   mkdirSync,
@@ -65,9 +66,11 @@ export interface SqliteStoreOptions {
   readonly synchronous?: "FULL" | "NORMAL" | undefined
   /**
    * How long a unit of work waits for another process's write lock before it
-   * fails with a (retryable) `StoreError`, in ms (default 5000). The wait does
-   * not block the event loop (the lock is polled every 0–2 ms); opening the
-   * file (migrations) waits as long, blocking.
+   * fails with a (retryable) `StoreError`, in ms (default 5000), counted from
+   * when the lock was first found taken: the units queued behind the first
+   * waiter give up with it, not one timeout after another. The wait does not
+   * block the event loop (the lock is polled every 0–2 ms); opening the file
+   * (migrations) waits as long, blocking.
    */
   readonly busy_timeout_ms?: number | undefined
   /**
@@ -354,7 +357,12 @@ const int = (n: number): number => (Number.isFinite(n) ? Math.max(0, Math.trunc(
 const open = (options: SqliteStoreOptions, now: number): DatabaseSync => {
   const memory = options.path === ":memory:"
   const location = memory ? options.path : resolve(options.path)
-  if (!memory) mkdirSync(dirname(location), { recursive: true })
+  if (!memory) {
+    mkdirSync(dirname(location), { recursive: true })
+    // SQLite opens a file it may not write read-only, without a word, and fails at the first write: an
+    // up-to-date database (no migration to write) would open, and every unit of work would then fail
+    if (existsSync(location)) closeSync(openSync(location, "r+"))
+  }
   const timeout = int(options.busy_timeout_ms ?? 5000)
   const db = new DatabaseSync(location, { enableForeignKeyConstraints: true })
   try {
@@ -618,19 +626,33 @@ export const make = (
     let streakStart = 0
 
     /**
+     * Since when the lock has been found taken by another process at every
+     * attempt (undefined once an attempt got it). The units of this process
+     * wait for the connection one after another, so each unit's own
+     * `busy_timeout_ms` would add up (the Nth unit in line failing after N
+     * times it); counted from here, every unit gives up `busy_timeout_ms`
+     * after the other process's hold began.
+     */
+    let blockedSince: number | undefined
+
+    /**
      * Runs `f`, waiting for another process's lock without blocking the event
      * loop: on SQLITE_BUSY, `f` is retried after 0–2 ms (real time, whatever
-     * the Clock) until `busy_timeout_ms` has passed, then fails with a
-     * retryable `StoreError`.
+     * the Clock) until `busy_timeout_ms` has passed since the lock was found
+     * taken (`blockedSince`), then fails with a retryable `StoreError`.
      */
     const busyRetrying = <A>(what: string, f: () => A): Effect.Effect<A, StoreError> =>
       Effect.suspend(() => {
-        const deadline = performance.now() + busyTimeout
         const attempt = (): Effect.Effect<A, StoreError> => {
           try {
-            return Effect.succeed(f())
+            const a = f()
+            blockedSince = undefined
+            return Effect.succeed(a)
           } catch (e) {
-            if (!isBusy(e) || performance.now() >= deadline) return Effect.fail(storeError(what, e))
+            if (!isBusy(e)) return Effect.fail(storeError(what, e))
+            const now = performance.now()
+            blockedSince ??= now
+            if (now - blockedSince >= busyTimeout) return Effect.fail(storeError(what, e))
             if (waitingPath !== undefined) signalWaiting(waitingPath, options.path, token)
             return Effect.andThen(pause(Math.random() * 2), Effect.suspend(attempt))
           }

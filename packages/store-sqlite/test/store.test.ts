@@ -4,10 +4,12 @@
  * loop, the busy timeout, the waiting file and the fairness pause, the limits of INTEGER amounts, and online backups.
  */
 
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import { fileURLToPath } from "node:url"
 import { type Doc, type LedgerEntry, Store, type Tx } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -130,6 +132,77 @@ describe("SqliteStore beyond the port's contract", () => {
       )
     } finally {
       other.close()
+    }
+  })
+
+  it("units queued behind a unit that waits for another connection's lock give up with it, not one timeout after another", async () => {
+    const path = freshPath()
+    const other = new DatabaseSync(path)
+    try {
+      await run(SqliteStore.layer({ path, busy_timeout_ms: 60 }), (store) =>
+        Effect.gen(function* () {
+          yield* store.transact((tx) => tx.insert(doc("inv_0")))
+          other.exec("BEGIN IMMEDIATE")
+          const released = setTimeout(() => other.exec("ROLLBACK"), 400)
+          const started = performance.now()
+          // five units queue for the connection; the lock stays taken far longer than busy_timeout_ms
+          const outcomes = yield* Effect.forEach(
+            [1, 2, 3, 4, 5],
+            (i) =>
+              Effect.map(Effect.exit(store.transact((tx) => tx.insert(doc(`inv_q${i}`)))), (exit) => ({
+                tag: errorOf(exit),
+                after: performance.now() - started
+              })),
+            { concurrency: "unbounded" }
+          )
+          clearTimeout(released)
+          other.exec("ROLLBACK")
+          expect(outcomes.map((o) => (o.tag as { _tag?: unknown } | undefined)?._tag)).toStrictEqual(
+            Array(5).fill("StoreError")
+          )
+          // each gave up about busy_timeout_ms after the hold was found (one after another it would be 60, 120, … 300)
+          expect(Math.max(...outcomes.map((o) => o.after))).toBeLessThan(200)
+          // the lock free again, units get through at once
+          yield* store.transact((tx) => tx.insert(doc("inv_after")))
+          expect((yield* store.transact((tx) => tx.get("invoice", "inv_after")))?.id).toBe("inv_after")
+        })
+      )
+    } finally {
+      other.close()
+    }
+  })
+
+  it("a database file this process may not write is refused at opening, even when it needs no migration", async () => {
+    const path = freshPath()
+    await run(SqliteStore.layer({ path }), (store) => store.transact((tx) => tx.insert(doc("inv_0"))))
+    if (process.getuid?.() === 0) {
+      // root may write anything: open it as another user, as a second server under its own account would (the
+      // directory open to all, the file as SQLite made it: 0644)
+      chmodSync(dir, 0o777)
+      const result = spawnSync(
+        "runuser",
+        [
+          "-u",
+          "nobody",
+          "--",
+          process.execPath,
+          "--conditions=@xaalis/source",
+          "--no-warnings",
+          "--input-type=module",
+          "-e",
+          `import { Effect, Layer } from "effect"
+           import { SqliteStore } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)}
+           const exit = await Effect.runPromiseExit(Layer.build(SqliteStore.layer({ path: ${JSON.stringify(path)} })).pipe(Effect.scoped))
+           console.log(JSON.stringify(exit._tag === "Failure" ? String(exit.cause) : "opened"))`
+        ],
+        { encoding: "utf8", cwd: fileURLToPath(new URL("..", import.meta.url)) }
+      )
+      if (result.error !== undefined) return // no runuser here: nothing to check as root
+      expect(result.stdout, result.stderr).toMatch(/StoreError.*EACCES|EACCES.*StoreError/s)
+    } else {
+      chmodSync(path, 0o444)
+      const exit = await Effect.runPromiseExit(Layer.build(SqliteStore.layer({ path })).pipe(Effect.scoped))
+      expect(String(Exit.isFailure(exit) ? exit.cause : "opened")).toMatch(/StoreError[\s\S]*EACCES/)
     }
   })
 
