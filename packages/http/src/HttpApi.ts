@@ -15,6 +15,7 @@ import {
   SandboxClock,
   Scheduler,
   Store,
+  StoreChanges,
   type Tx
 } from "@xaalis/engine"
 import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Result, Schema, Semaphore } from "effect"
@@ -92,11 +93,13 @@ export interface HttpApiOptions {
   /** Test helpers served and the sandbox clock (default true). Off: real clock, every `/v1/test_helpers/*` is 404. */
   readonly sandbox?: boolean
   /**
-   * Several servers share the store (PostgreSQL) and the sandbox is on. The
+   * Several servers share the store (PostgreSQL, one SQLite file) and the sandbox is on. The
    * rate set through `POST /v1/test_helpers/rates` and each business's count
    * of `POST /v1/test_helpers/payouts/fail_next` are kept in the store
    * (`Sandbox.layerShared`), and each request first re-reads the sandbox
-   * clock's stored offset and the rate (two row reads): a request answered
+   * clock's stored offset and the rate (two row reads; skipped while the
+   * store's optional `StoreChanges` says no other connection committed since
+   * the last re-read, as the SQLite store does): a request answered
    * after another server's clock advance or rate is stamped with the advanced
    * time and quoted at that rate, and a payout fails on whichever server sends
    * it. Default false: the rate and the counts stay in the process, and the
@@ -474,13 +477,38 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
 
   // ---------------------------------------------------------------- services
   /** What other servers on a shared store may have moved: the sandbox clock and rate. */
-  const refreshShared = Effect.andThen(
+  const reread = Effect.andThen(
     SandboxClock.refreshIfPresent,
     Effect.flatMap(Sandbox.SandboxControl, (control) => control.refresh)
   )
-  const store = Layer.effect(Store, Effect.map(Store, observeOutbox)).pipe(
-    Layer.provide(options.store ?? MemoryStore.layer)
+  /** The store's change version when the clock and rate were last re-read (see `StoreChanges`). */
+  let readAt: number | undefined
+  /**
+   * `reread`, skipped when the store tells that no other connection has
+   * committed since the last one (a lone server on its SQLite file then reads
+   * nothing more per request); every time when it cannot tell.
+   */
+  const refreshShared = Effect.flatMap(Effect.serviceOption(StoreChanges), (changes) =>
+    Option.isNone(changes)
+      ? reread
+      : Effect.flatMap(changes.value.version, (version) =>
+          version === readAt
+            ? Effect.void
+            : Effect.map(reread, () => {
+                readAt = version
+              })
+        )
   )
+  // the store as given, watched for outbox rows; its StoreChanges, when it has one, passed on
+  const store = Layer.effectContext(
+    Effect.gen(function* () {
+      const observed = Context.make(Store, observeOutbox(yield* Store))
+      const changes = yield* Effect.serviceOption(StoreChanges)
+      return (
+        Option.isSome(changes) ? Context.add(observed, StoreChanges, changes.value) : observed
+      ) as Context.Context<Store>
+    })
+  ).pipe(Layer.provide(options.store ?? MemoryStore.layer))
   const background = Layer.effect(
     Background,
     Effect.map(Semaphore.make(1), (lock) =>

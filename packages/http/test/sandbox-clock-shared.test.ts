@@ -1,5 +1,5 @@
-import { Store } from "@xaalis/engine"
-import { Layer } from "effect"
+import { Store, StoreChanges } from "@xaalis/engine"
+import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Setup, setup } from "./helpers.ts"
 
@@ -117,6 +117,33 @@ describe("the sandbox clock across instances on one store", () => {
     expect((await a.call("GET", "/v1/balance", { key })).body.available).toBe(8000)
     expect(await payoutsThroughB()).toEqual(["succeeded"])
     expect((await a.call("GET", "/v1/balance", { key })).body.available).toBe(8000)
+    expect(a.faults).toEqual([])
+    expect(b.faults).toEqual([])
+  })
+
+  it("with sharedSandbox and a store that tells its changes, the clock and rate are re-read only when another connection committed", async () => {
+    // B's store says whether another connection committed (SQLite's data_version); here a stub the test moves
+    let version = 1
+    a = setup({ sharedSandbox: true })
+    const changes = Layer.succeed(StoreChanges, StoreChanges.of({ version: Effect.sync(() => version) }))
+    b = setup({ store: Layer.merge(Layer.succeed(Store, a.store), changes), sharedSandbox: true })
+    const business = await a.business()
+    const key = business.secret_key_live
+    await b.api.ready()
+    expect((await b.call("POST", "/v1/minting/offramp", { key, body: { gmd_amount: 5000 } })).status).toBe(201)
+    const before = Date.now()
+    const advanced = await a.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 3600 } })
+    const advancedTo = Date.parse(advanced.body.now)
+    expect((await a.call("POST", "/v1/test_helpers/rates", { key, body: { rate: 80 } })).status).toBe(200)
+    // the version did not move: B trusts what it read and reads nothing (this stub lies; SQLite's does not)
+    const stale = await b.call("POST", "/v1/minting/offramp", { key, body: { gmd_amount: 8000 } })
+    expect(stale.body.gmd_rate).toBe(70)
+    expect(Date.parse(stale.body.createdAt)).toBeLessThan(before + 3_600_000)
+    // another connection committed: B re-reads the clock and the rate before its next request
+    version = 2
+    const fresh = await b.call("POST", "/v1/minting/offramp", { key, body: { gmd_amount: 8000 } })
+    expect(fresh.body).toMatchObject({ gmd_rate: 80, pay_amount: 102.5 })
+    expect(Date.parse(fresh.body.createdAt)).toBeGreaterThanOrEqual(advancedTo)
     expect(a.faults).toEqual([])
     expect(b.faults).toEqual([])
   })

@@ -79,8 +79,9 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   )
   const api = makeHttpApi({
     sandbox: config.sandbox,
-    // servers sharing a PostgreSQL database share one sandbox: its clock, rate and payout failures live in the store
-    sharedSandbox: config.store.kind === "postgres",
+    // servers sharing a database (PostgreSQL, or one SQLite file) share one sandbox: its clock, rate and payout
+    // failures live in the store; on SQLite they are re-read only after another process committed
+    sharedSandbox: config.store.kind !== "memory",
     rate: config.rate,
     config: engineConfig,
     store: storeLayer(config.store),

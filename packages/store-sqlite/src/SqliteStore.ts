@@ -46,12 +46,13 @@ import {
   type Mode,
   type Scope,
   Store,
+  StoreChanges,
   StoreError,
   type Tx,
   unbalanced,
   VersionConflict
 } from "@xaalis/engine"
-import { Clock, Deferred, Effect, type Scope as EffectScope, Exit, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, type Scope as EffectScope, Exit, Layer } from "effect"
 import { type Migration, migrate, migrations, type SchemaTooNew } from "./Migrations.ts"
 
 export interface SqliteStoreOptions {
@@ -591,6 +592,16 @@ const makeTx = (db: DatabaseSync, s: Statements, unit: Unit): Tx => {
 export const make = (
   options: SqliteStoreOptions
 ): Effect.Effect<Store["Service"], StoreError | SchemaTooNew, EffectScope.Scope> =>
+  Effect.map(makeWithChanges(options), (made) => made.store)
+
+/** `make`, and the `StoreChanges` of its connection (SQLite's `data_version`). */
+const makeWithChanges = (
+  options: SqliteStoreOptions
+): Effect.Effect<
+  { readonly store: Store["Service"]; readonly changes: StoreChanges["Service"] },
+  StoreError | SchemaTooNew,
+  EffectScope.Scope
+> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const db = yield* Effect.acquireRelease(
@@ -872,21 +883,33 @@ export const make = (
       )
     )
 
-    return Store.of({ transact, ledger })
+    // another connection's commit moves it; reading it is a look at the WAL index, no I/O
+    const dataVersion = db.prepare("PRAGMA data_version")
+    const changes = StoreChanges.of({
+      version: Effect.try({
+        try: () => Number((dataVersion.get() as { data_version: number | bigint }).data_version),
+        catch: (e) => storeError("data_version", e)
+      })
+    })
+    return { store: Store.of({ transact, ledger }), changes }
   })
 
 /** The Store on the file `options.path` (created with its parent directories if missing). */
-export const layer = (options: SqliteStoreOptions): Layer.Layer<Store, StoreError | SchemaTooNew> =>
-  Layer.effect(Store, make(options))
+export const layer = (options: SqliteStoreOptions): Layer.Layer<Store | StoreChanges, StoreError | SchemaTooNew> =>
+  Layer.effectContext(
+    Effect.map(makeWithChanges(options), ({ store, changes }) =>
+      Context.make(Store, store).pipe(Context.add(StoreChanges, changes))
+    )
+  )
 
 /** A fresh, empty in-memory database per build (tests). */
-export const layerMemory = (): Layer.Layer<Store> => Layer.orDie(layer({ path: ":memory:" }))
+export const layerMemory = (): Layer.Layer<Store | StoreChanges> => Layer.orDie(layer({ path: ":memory:" }))
 
 /** The Store on `<dataDir>/xaalis.sqlite`: the default of a server started with `DATA_DIR`. */
 export const layerFromDataDir = (
   dataDir: string,
   options?: Omit<SqliteStoreOptions, "path">
-): Layer.Layer<Store, StoreError | SchemaTooNew> => layer({ ...options, path: pathInDataDir(dataDir) })
+): Layer.Layer<Store | StoreChanges, StoreError | SchemaTooNew> => layer({ ...options, path: pathInDataDir(dataDir) })
 
 /**
  * Copies the database at `source` to `destination` while it may be in use (by

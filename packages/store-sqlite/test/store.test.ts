@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { fileURLToPath } from "node:url"
-import { type Doc, type LedgerEntry, Store, type Tx } from "@xaalis/engine"
+import { type Doc, type LedgerEntry, Store, StoreChanges, type Tx } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/index.ts"
@@ -204,6 +204,25 @@ describe("SqliteStore beyond the port's contract", () => {
       const exit = await Effect.runPromiseExit(Layer.build(SqliteStore.layer({ path })).pipe(Effect.scoped))
       expect(String(Exit.isFailure(exit) ? exit.cause : "opened")).toMatch(/StoreError[\s\S]*EACCES/)
     }
+  })
+
+  it("StoreChanges: its version moves when another connection commits, not on this store's own commits", async () => {
+    const path = freshPath()
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* Store
+        const changes = yield* StoreChanges
+        const v0 = yield* changes.version
+        yield* store.transact((tx) => tx.insert(doc("inv_own")))
+        expect(yield* changes.version).toBe(v0)
+        const other = new DatabaseSync(path)
+        other.exec("UPDATE docs SET created_at = created_at + 1 WHERE id = 'inv_own'")
+        other.close()
+        const v1 = yield* changes.version
+        expect(v1).not.toBe(v0)
+        expect(yield* changes.version).toBe(v1) // stays until the next commit elsewhere
+      }).pipe(Effect.provide(Layer.orDie(SqliteStore.layer({ path }))))
+    )
   })
 
   it("a unit waiting for another connection's lock says so through the waiting file, on every poll", async () => {

@@ -137,6 +137,20 @@ export class Store extends Context.Service<
   }
 >()("@xaalis/engine/ports/Store") {}
 
+/**
+ * Optional, beside a `Store` whose data other processes may change: a number
+ * that differs from its last value whenever another connection committed in
+ * between (SQLite's `data_version`), and stays the same otherwise (this
+ * process's own commits do not move it). Reading it must be cheap (no I/O):
+ * state a process caches from the store (the shared sandbox's clock and rate)
+ * is re-read only when it moved. A store that cannot tell provides none, and
+ * callers then re-read every time.
+ */
+export class StoreChanges extends Context.Service<
+  StoreChanges,
+  { readonly version: Effect.Effect<number, StoreError> }
+>()("@xaalis/engine/ports/StoreChanges") {}
+
 /** The ledger invariant: every transaction sums to zero in every currency. */
 export const unbalanced = (entries: ReadonlyArray<LedgerEntry>): ReadonlyArray<string> => {
   const sums = new Map<string, bigint>()
