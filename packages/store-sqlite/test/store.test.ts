@@ -54,6 +54,39 @@ const errorOf = <A, E>(exit: Exit.Exit<A, E>): unknown => {
   return Result.isSuccess(e) ? e.success : Cause.squash(exit.cause)
 }
 
+let round = 0
+/** Units back to back for `ms`, 16 at a time (the store always has one queued: its streak never breaks). */
+const backToBack = (store: Store["Service"], ms: number, inUnit: () => void) =>
+  Effect.gen(function* () {
+    const end = performance.now() + ms
+    const r = round++
+    let n = 0
+    const lane = Effect.whileLoop({
+      while: () => performance.now() < end,
+      body: () => store.transact((tx) => Effect.andThen(Effect.sync(inUnit), tx.insert(doc(`inv_${r}_${n++}`)))),
+      step: () => {}
+    })
+    yield* Effect.all(
+      Array.from({ length: 16 }, () => lane),
+      { concurrency: "unbounded", discard: true }
+    )
+    return n
+  })
+
+/** A waiting record as a store writes it: its token and the time. */
+const writeRecord = (file: string, token: string, at: number) =>
+  writeFileSync(file, `${token} ${String(at).padStart(15, "0")}\n`)
+
+/** Another connection takes the write lock now and commits after `ms`, as another process would. */
+const lockFor = (path: string, ms: number) => {
+  const other = new DatabaseSync(path)
+  other.exec("BEGIN IMMEDIATE")
+  setTimeout(() => {
+    other.exec("COMMIT")
+    other.close()
+  }, ms)
+}
+
 describe("SqliteStore beyond the port's contract", () => {
   it("an interrupted unit of work is rolled back and the store stays usable", () =>
     run(SqliteStore.layerMemory(), (store) =>
@@ -262,25 +295,7 @@ describe("SqliteStore beyond the port's contract", () => {
     const path = freshPath()
     const waiting = SqliteStore.waitingFile(path)
     let pauses = 0
-    let round = 0
-    /** Units back to back for `ms`, 16 at a time (the store always has one queued: its streak never breaks). */
-    const backToBack = (store: Store["Service"], ms: number, inUnit: () => void) =>
-      Effect.gen(function* () {
-        const end = performance.now() + ms
-        const r = round++
-        let n = 0
-        const lane = Effect.whileLoop({
-          while: () => performance.now() < end,
-          body: () => store.transact((tx) => Effect.andThen(Effect.sync(inUnit), tx.insert(doc(`inv_${r}_${n++}`)))),
-          step: () => {}
-        })
-        yield* Effect.all(
-          Array.from({ length: 16 }, () => lane),
-          { concurrency: "unbounded", discard: true }
-        )
-        return n
-      })
-    const signal = (at: number) => writeFileSync(waiting, `12345.otherstore ${String(at).padStart(15, "0")}\n`)
+    const signal = (at: number) => writeRecord(waiting, "12345.otherstore", at)
     await run(SqliteStore.layer({ path, synchronous: "NORMAL", hooks: { paused: () => void pauses++ } }), (store) =>
       Effect.gen(function* () {
         // alone: units back to back for five times hold_max_ms, no pause
@@ -308,53 +323,16 @@ describe("SqliteStore beyond the port's contract", () => {
       Effect.gen(function* () {
         yield* store.transact((tx) => tx.insert(doc("inv_0")))
         // it waits for another connection's lock, writing its own record on every poll
-        const other = new DatabaseSync(path)
-        other.exec("BEGIN IMMEDIATE")
-        setTimeout(() => {
-          other.exec("COMMIT")
-          other.close()
-        }, 20)
+        lockFor(path, 20)
         yield* store.transact((tx) => tx.insert(doc("inv_1")))
         expect(existsSync(waiting)).toBe(true)
-        // then, with its own record fresh, units back to back (16 at a time) for longer than hold_max_ms: no
-        // pause (its record is rewritten in each unit with the time, as if it had just waited again)
+        // then, with its own record fresh, units back to back for longer than hold_max_ms: no pause (its record
+        // is rewritten in each unit with the time, as if it had just waited again)
         const own = readFileSync(waiting, "latin1").trim().split(" ")[0] as string
-        const end = performance.now() + 60
-        let n = 0
-        const lane = Effect.whileLoop({
-          while: () => performance.now() < end,
-          body: () =>
-            store.transact((tx) =>
-              Effect.andThen(
-                Effect.sync(() => writeFileSync(waiting, `${own} ${String(Date.now()).padStart(15, "0")}\n`)),
-                tx.insert(doc(`inv_own_${n++}`))
-              )
-            ),
-          step: () => {}
-        })
-        yield* Effect.all(
-          Array.from({ length: 16 }, () => lane),
-          { concurrency: "unbounded", discard: true }
-        )
-        expect(n).toBeGreaterThan(20)
+        expect(yield* backToBack(store, 60, () => writeRecord(waiting, own, Date.now()))).toBeGreaterThan(20)
         expect(pauses).toBe(0)
         // the same with another store's token pauses (so the loop above did run streaks past hold_max_ms)
-        const end2 = performance.now() + 60
-        const lane2 = Effect.whileLoop({
-          while: () => performance.now() < end2,
-          body: () =>
-            store.transact((tx) =>
-              Effect.andThen(
-                Effect.sync(() => writeFileSync(waiting, `other.1 ${String(Date.now()).padStart(15, "0")}\n`)),
-                tx.insert(doc(`inv_other_${n++}`))
-              )
-            ),
-          step: () => {}
-        })
-        yield* Effect.all(
-          Array.from({ length: 16 }, () => lane2),
-          { concurrency: "unbounded", discard: true }
-        )
+        yield* backToBack(store, 60, () => writeRecord(waiting, "other.1", Date.now()))
         expect(pauses).toBeGreaterThanOrEqual(1)
       })
     )
@@ -369,12 +347,7 @@ describe("SqliteStore beyond the port's contract", () => {
         Effect.gen(function* () {
           yield* store.transact((tx) => tx.insert(doc("inv_0")))
           chownSync(path, 65534, 65534) // the service's user owns the database
-          const other = new DatabaseSync(path)
-          other.exec("BEGIN IMMEDIATE")
-          setTimeout(() => {
-            other.exec("COMMIT")
-            other.close()
-          }, 20)
+          lockFor(path, 20)
           yield* store.transact((tx) => tx.insert(doc("inv_1")))
           expect(statSync(waiting)).toMatchObject({ uid: 65534, gid: 65534 })
         })
