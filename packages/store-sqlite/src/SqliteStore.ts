@@ -68,8 +68,8 @@ export interface SqliteStoreOptions {
   /**
    * How long a unit of work waits for another process's write lock before it
    * fails with a (retryable) `StoreError`, in ms (default 5000), counted from
-   * when the lock was first found taken: the units queued behind the first
-   * waiter give up with it, not one timeout after another. The wait does not
+   * when the unit asked for the store: the units queued behind a waiter give
+   * up with it, not one timeout after another. The wait does not
    * block the event loop (the lock is polled every 0–2 ms); opening the file
    * (migrations) waits as long, blocking.
    */
@@ -288,7 +288,10 @@ const waiting_recent_ms = 50
  */
 export const waitingFile = (databasePath: string): string => `${resolve(databasePath)}-waiting`
 
-/** What a waiter writes: its token and the time, fixed width, at offset 0. */
+/**
+ * What a waiter writes at offset 0: its token and the time, always the same
+ * length (tokens are), so a line never leaves the tail of a longer one behind.
+ */
 const waitingRecord = (token: string, now: number): string => `${token} ${String(now).padStart(15, "0")}\n`
 
 /**
@@ -323,18 +326,24 @@ const signalWaiting = (file: string, databasePath: string, token: string): void 
   }
 }
 
-/** Whether another store than `token` wrote the waiting file within `waiting_recent_ms`. */
+/**
+ * Whether another store than `token` wrote the waiting file within
+ * `waiting_recent_ms`, read from its first line. A file that cannot be read
+ * or holds no such line (empty, torn by a write in progress, or written by
+ * something else) says no: the pause is best effort, and a file left that way
+ * must not make a lone store pause for ever (a waiter writes again within
+ * 2 ms, so one missed look delays its turn by one `hold_max_ms`).
+ */
 const othersWaiting = (file: string, token: string): boolean => {
   let text: string
   try {
     text = readFileSync(file, "latin1")
-  } catch (e) {
-    return (e as { code?: unknown }).code !== "ENOENT" // cannot tell: be fair
+  } catch {
+    return false
   }
-  if (text.length === 0) return false // just created, not written yet
-  const [who, at] = text.trim().split(" ")
+  const [who, at] = (text.split("\n", 1)[0] ?? "").split(" ")
   const t = Number(at)
-  if (who === undefined || !Number.isSafeInteger(t)) return true // a torn or foreign text: be fair, once
+  if (who === undefined || who === "" || at === undefined || !Number.isSafeInteger(t)) return false
   return who !== token && Math.abs(Date.now() - t) < waiting_recent_ms
 }
 
@@ -629,7 +638,7 @@ const makeWithChanges = (
     /** The waiting file of a database other processes may open (none for ":memory:"). */
     const waitingPath = options.path === ":memory:" ? undefined : waitingFile(options.path)
     /** This store's name in the waiting file: its own signal never makes it pause. */
-    const token = `${process.pid}.${randomBytes(4).toString("hex")}`
+    const token = `${String(process.pid).padStart(10, "0")}.${randomBytes(4).toString("hex")}`
     const paused = options.hooks?.paused
     const busyTimeout = int(options.busy_timeout_ms ?? 5000)
     /** When the last transaction of this process ended, and when its run of back-to-back transactions began. */
@@ -637,33 +646,20 @@ const makeWithChanges = (
     let streakStart = 0
 
     /**
-     * Since when the lock has been found taken by another process at every
-     * attempt (undefined once an attempt got it). The units of this process
-     * wait for the connection one after another, so each unit's own
-     * `busy_timeout_ms` would add up (the Nth unit in line failing after N
-     * times it); counted from here, every unit gives up `busy_timeout_ms`
-     * after the other process's hold began.
-     */
-    let blockedSince: number | undefined
-
-    /**
      * Runs `f`, waiting for another process's lock without blocking the event
      * loop: on SQLITE_BUSY, `f` is retried after 0–2 ms (real time, whatever
-     * the Clock) until `busy_timeout_ms` has passed since the lock was found
-     * taken (`blockedSince`), then fails with a retryable `StoreError`.
+     * the Clock) until `busy_timeout_ms` has passed since `asked` (when the
+     * unit asked for the store, not when its turn on the connection came: the
+     * units queued behind a waiter give up with it, instead of one timeout
+     * after another), then fails with a retryable `StoreError`.
      */
-    const busyRetrying = <A>(what: string, f: () => A): Effect.Effect<A, StoreError> =>
+    const busyRetrying = <A>(what: string, f: () => A, asked: number): Effect.Effect<A, StoreError> =>
       Effect.suspend(() => {
         const attempt = (): Effect.Effect<A, StoreError> => {
           try {
-            const a = f()
-            blockedSince = undefined
-            return Effect.succeed(a)
+            return Effect.succeed(f())
           } catch (e) {
-            if (!isBusy(e)) return Effect.fail(storeError(what, e))
-            const now = performance.now()
-            blockedSince ??= now
-            if (now - blockedSince >= busyTimeout) return Effect.fail(storeError(what, e))
+            if (!isBusy(e) || performance.now() - asked >= busyTimeout) return Effect.fail(storeError(what, e))
             if (waitingPath !== undefined) signalWaiting(waitingPath, options.path, token)
             return Effect.andThen(pause(Math.random() * 2), Effect.suspend(attempt))
           }
@@ -682,20 +678,21 @@ const makeWithChanges = (
      * millisecond, lock free, before its next BEGIN; if not, it looks again
      * `hold_max_ms` later. A process alone on its file never pauses.
      */
-    const begin = Effect.suspend(() => {
-      const first = busyRetrying("begin", () => void s.begin.run())
-      if (waitingPath === undefined) return first
-      const now = performance.now()
-      if (now - lastEnd > 1) streakStart = now // the lock was free for a while: a new streak
-      if (now - streakStart < hold_max_ms) return first
-      if (!othersWaiting(waitingPath, token)) {
-        streakStart = now // nobody waits: look again in hold_max_ms
-        return first
-      }
-      streakStart = now + 1
-      paused?.()
-      return Effect.andThen(pause(1), first)
-    })
+    const begin = (asked: number) =>
+      Effect.suspend(() => {
+        const first = busyRetrying("begin", () => void s.begin.run(), asked)
+        if (waitingPath === undefined) return first
+        const now = performance.now()
+        if (now - lastEnd > 1) streakStart = now // the lock was free for a while: a new streak
+        if (now - streakStart < hold_max_ms) return first
+        if (!othersWaiting(waitingPath, token)) {
+          streakStart = now // nobody waits: look again in hold_max_ms
+          return first
+        }
+        streakStart = now + 1
+        paused?.()
+        return Effect.andThen(pause(1), first)
+      })
 
     // -- The connection: one holder at a time, FIFO ------------------------------------------------
 
@@ -812,9 +809,10 @@ const makeWithChanges = (
     /** The first unit of a group: BEGIN IMMEDIATE, no savepoint (if it fails, the whole transaction is rolled back). */
     const lead = <A, E, R>(
       work: (tx: Tx) => Effect.Effect<A, E, R>,
-      restore: Restore
+      restore: Restore,
+      asked: number
     ): Effect.Effect<A, E | StoreError, R> =>
-      Effect.flatMap(Effect.exit(restore(begin)), (began): Effect.Effect<A, E | StoreError, R> => {
+      Effect.flatMap(Effect.exit(restore(begin(asked))), (began): Effect.Effect<A, E | StoreError, R> => {
         if (Exit.isFailure(began)) {
           rollback()
           passOn()
@@ -867,20 +865,26 @@ const makeWithChanges = (
 
     const transact = <A, E, R>(work: (tx: Tx) => Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.andThen(
-          acquire(true, restore),
-          Effect.suspend(() => (group === undefined ? lead(work, restore) : follow(group, work, restore)))
-        )
+        Effect.suspend(() => {
+          const asked = performance.now()
+          return Effect.andThen(
+            acquire(true, restore),
+            Effect.suspend(() => (group === undefined ? lead(work, restore, asked) : follow(group, work, restore)))
+          )
+        })
       )
 
     const ledger = Effect.uninterruptibleMask((restore) =>
-      Effect.andThen(
-        acquire(false, restore),
-        Effect.ensuring(
-          restore(busyRetrying("ledger", () => (s.ledger.all() as unknown as Array<LedgerRow>).map(toEntry))),
-          Effect.sync(passOn)
+      Effect.suspend(() => {
+        const asked = performance.now()
+        return Effect.andThen(
+          acquire(false, restore),
+          Effect.ensuring(
+            restore(busyRetrying("ledger", () => (s.ledger.all() as unknown as Array<LedgerRow>).map(toEntry), asked)),
+            Effect.sync(passOn)
+          )
         )
-      )
+      })
     )
 
     // another connection's commit moves it; reading it is a look at the WAL index, no I/O
