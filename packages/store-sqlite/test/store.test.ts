@@ -281,19 +281,14 @@ describe("SqliteStore beyond the port's contract", () => {
       Effect.gen(function* () {
         yield* store.transact((tx) => tx.insert(doc("inv_0")))
         expect(existsSync(waiting)).toBe(false) // nobody has waited yet
-        const other = new DatabaseSync(path)
-        other.exec("BEGIN IMMEDIATE")
+        lockFor(path, 60)
         const seen: Array<string> = []
         const look = setInterval(() => {
           if (existsSync(waiting)) seen.push(readFileSync(waiting, "latin1"))
         }, 5)
-        setTimeout(() => {
-          clearInterval(look)
-          other.exec("COMMIT")
-          other.close()
-        }, 60)
         const started = Date.now()
         yield* store.transact((tx) => tx.insert(doc("inv_1")))
+        clearInterval(look)
         // the file appeared while the unit waited: one store's token, and a time that kept moving with the polls
         expect(seen.length).toBeGreaterThan(2)
         const records = seen.map((text) => text.trim().split(" "))
