@@ -103,8 +103,20 @@ describe("Promise facade: every resource", () => {
       expect(link).toMatchObject({ amount: 250, currency: "GMD" })
       expect((await engine.getPaymentLink(test, link.id)).id).toBe(link.id)
 
-      const draft = await engine.createInvoice(test, { data: { amount: 500, customer: "cus_1" } }, { draft: true })
-      expect(draft.status).toBe("draft")
+      const draft = await engine.createInvoice(
+        test,
+        { data: { amount: 500, customer: "cus_1", due_date: "2030-01-31", discount: { type: "fixed", amount: 50 } } },
+        { draft: true }
+      )
+      expect([draft.status, draft.amount, draft.due_date]).toEqual(["draft", 450, "2030-01-31"])
+      // an update's null clears (absent keeps): as over HTTP
+      const cleared = await engine.updateInvoice(test, draft.id, { data: { due_date: null, discount: null } })
+      expect([cleared.amount, "due_date" in cleared, "discount" in cleared, cleared.customer]).toEqual([
+        500,
+        false,
+        false,
+        "cus_1"
+      ])
       const sent = await engine.sendInvoice(test, draft.id)
       expect(sent.status).toBe("not-paid")
       expect(sent.invoice_number).toBe(1)

@@ -278,8 +278,7 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.CreateInvoiceBody,
     response: Resources.Invoice,
     status: 201,
-    handle: ({ caller, input }) =>
-      Invoices.createInvoice(caller, { ...input.data, due_date: input.data.due_date?.text }),
+    handle: ({ caller, input }) => Invoices.createInvoice(caller, Requests.createInvoiceInput(input.data)),
     recover: recoverCreated("invoice", Invoices.getInvoice)
   }),
   route({
@@ -292,8 +291,7 @@ export const routes: ReadonlyArray<Route> = [
     body: Requests.CreateInvoiceBody,
     response: Resources.Invoice,
     status: 201,
-    handle: ({ caller, input }) =>
-      Invoices.createDraftInvoice(caller, { ...input.data, due_date: input.data.due_date?.text }),
+    handle: ({ caller, input }) => Invoices.createDraftInvoice(caller, Requests.createInvoiceInput(input.data)),
     recover: recoverCreated("invoice", Invoices.getInvoice)
   }),
   route({
@@ -319,7 +317,7 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Invoice,
     status: 200,
     handle: ({ caller, input, params }) =>
-      Invoices.updateInvoice(caller, id(params), { ...input.data, due_date: input.data.due_date?.text })
+      Invoices.updateInvoice(caller, id(params), Requests.updateInvoiceInput(input.data))
   }),
   route({
     operationId: "payInvoice",

@@ -35,8 +35,14 @@ export type FastDecode = (input: unknown) => unknown
 export interface FastField {
   /** The member's schema when present (its fast decoder is derived when first needed). */
   readonly schema: Schema.Top
-  /** `omit`: absent or `null` is no member (`Fields.optional`); `default`: they are `value` (`Fields.withDefault`). */
-  readonly absent: { readonly _tag: "omit" } | { readonly _tag: "default"; readonly value: unknown }
+  /**
+   * `omit`: absent or `null` is no member (`Fields.optional`); `default`: they are `value` (`Fields.withDefault`);
+   * `clear`: absent is no member, `null` is kept (`Fields.clearable`).
+   */
+  readonly absent:
+    | { readonly _tag: "omit" }
+    | { readonly _tag: "default"; readonly value: unknown }
+    | { readonly _tag: "clear" }
 }
 
 /**
@@ -137,6 +143,7 @@ const struct = (schema: Schema.Top & { readonly fields: Schema.Struct.Fields }):
       else if (m.name in input) return rejected // inherited: not a member of a parsed body
       if (absent !== undefined && (value === undefined || value === null)) {
         if (absent._tag === "default") out[m.name] = absent.value
+        else if (absent._tag === "clear" && value === null) out[m.name] = null
         continue
       }
       if (value === undefined) return rejected // a required member is missing

@@ -18,7 +18,8 @@ import {
  * phones, metadata, ISO 8601 timestamps, enums, and optional fields.
  *
  * Conventions of every request schema:
- * - an optional field may be absent or `null`; both mean "not given";
+ * - an optional field may be absent or `null`; both mean "not given" (an
+ *   update's `clearable` field: absent leaves it unchanged, `null` clears it);
  * - strings are kept as sent (no trimming), but must be valid Unicode, must not
  *   contain NUL or other control characters (line breaks only in free text),
  *   and have a maximum length counted in characters (code points).
@@ -43,6 +44,14 @@ export const optional = <S extends Schema.Top>(schema: S) =>
     ),
     { schema, absent: { _tag: "omit" } }
   )
+
+/**
+ * An optional field an update may clear: absent decodes to an absent key
+ * ("leave unchanged"), `null` stays `null` ("clear it"), as in a JSON merge
+ * patch (RFC 7396).
+ */
+export const clearable = <S extends Schema.Top>(schema: S) =>
+  withFastField(Schema.optionalKey(Schema.NullOr(schema)), { schema, absent: { _tag: "clear" } })
 
 /** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>

@@ -7,6 +7,7 @@ import { halfUpDiv, pow10 } from "../money/Rounding.ts"
 import { DecimalNumber, IntegerNumber, MinorAmount, QueryInteger } from "./Amount.ts"
 import {
   AnyUrl,
+  clearable,
   Email,
   HttpUrl,
   IsoTimestamp,
@@ -223,25 +224,42 @@ const InvoiceNumber = Schema.Union([
     'Custom invoice number, unique in the business and mode (one another invoice has is a validation_error; 5 and "5" are one number). Without it, a published invoice takes the next number of the sequence not already taken.'
 })
 
-const invoiceFields = {
+/** The invoice parameters an update may clear with `null` (the rest: `amount`, `line_items`, `currency`). */
+const invoiceClearable = {
+  customer: Text({ max: L.customer_length_max, opaque: true, description: "Your customer ID: any non-empty string" }),
+  customer_email: Email,
+  customer_name: Name("Customer name"),
+  customer_phone: Phone,
+  discount: Discount,
+  due_date: IsoTimestamp("Due date"),
+  notes: Text({ max: L.notes_length_max, multiline: true, description: "Printed on the invoice" }),
+  invoice_number: InvoiceNumber,
+  callback_url: HttpUrl("Receives invoice status updates"),
+  sub_account: Name("Sub-account for split payments")
+}
+const c = invoiceClearable // short, for the two field lists below
+
+const invoiceAmountFields = {
   amount: optional(FiatAmountOrZero("Payable amount when there are no line items")),
-  customer: optional(
-    Text({ max: L.customer_length_max, opaque: true, description: "Your customer ID: any non-empty string" })
-  ),
-  customer_email: optional(Email),
-  customer_name: optional(Name("Customer name")),
-  customer_phone: optional(Phone),
   line_items: optional(
     Schema.Array(LineItem).check(
       Schema.isMaxLength(L.line_items_max, { message: `must have at most ${L.line_items_max} items` })
     )
-  ),
-  discount: optional(Discount),
-  due_date: optional(IsoTimestamp("Due date")),
-  notes: optional(Text({ max: L.notes_length_max, multiline: true, description: "Printed on the invoice" })),
-  invoice_number: optional(InvoiceNumber),
-  callback_url: optional(HttpUrl("Receives invoice status updates")),
-  sub_account: optional(Name("Sub-account for split payments"))
+  )
+}
+
+const invoiceFields = {
+  ...invoiceAmountFields,
+  customer: optional(c.customer),
+  customer_email: optional(c.customer_email),
+  customer_name: optional(c.customer_name),
+  customer_phone: optional(c.customer_phone),
+  discount: optional(c.discount),
+  due_date: optional(c.due_date),
+  notes: optional(c.notes),
+  invoice_number: optional(c.invoice_number),
+  callback_url: optional(c.callback_url),
+  sub_account: optional(c.sub_account)
 }
 
 /** `sum(half_up_butut(quantity * unit_price))`, as §6 computes it. */
@@ -252,7 +270,7 @@ interface InvoiceAmounts {
   readonly currency?: FiatCurrency
   readonly amount?: bigint
   readonly line_items?: ReadonlyArray<LineItem>
-  readonly discount?: Discount
+  readonly discount?: Discount | null
 }
 
 /** Amount ranges that depend on the currency and on the line items. */
@@ -295,13 +313,43 @@ export const CreateInvoice = Schema.Struct({
 export type CreateInvoice = typeof CreateInvoice.Type
 export const CreateInvoiceBody = Wrapped(CreateInvoice, "Create an invoice (or a draft)")
 
-/** Body `data` of Update Invoice: the create parameters, all optional, no defaults. */
+/**
+ * Body `data` of Update Invoice: the create parameters, all optional, no
+ * defaults. Absent leaves a field as it is; `null` clears the fields an
+ * invoice may be without (a discount, a due date, notes, ...; the rules of
+ * creation are checked again on the result). `null` on `amount`, `line_items`
+ * or `currency` leaves them as they are.
+ */
 export const UpdateInvoice = Schema.Struct({
-  ...invoiceFields,
-  currency: optional(FiatCurrency)
+  ...invoiceAmountFields,
+  currency: optional(FiatCurrency),
+  // "" is how an invoice without a customer id shows `customer`: sent back, it means none (as `null`)
+  customer: clearable(Schema.Union([Schema.Literal(""), c.customer])),
+  customer_email: clearable(c.customer_email),
+  customer_name: clearable(c.customer_name),
+  customer_phone: clearable(c.customer_phone),
+  discount: clearable(c.discount),
+  due_date: clearable(c.due_date),
+  notes: clearable(c.notes),
+  invoice_number: clearable(c.invoice_number),
+  callback_url: clearable(c.callback_url),
+  sub_account: clearable(c.sub_account)
 }).check(Schema.makeFilter((d) => invoiceAmountProblem(d)))
 export type UpdateInvoice = typeof UpdateInvoice.Type
 export const UpdateInvoiceBody = Wrapped(UpdateInvoice, "Update an invoice")
+
+/** The core's input of a creation from its decoded `data`: `due_date` as the caller wrote it. */
+export const createInvoiceInput = (d: CreateInvoice) => ({ ...d, due_date: d.due_date?.text })
+
+/**
+ * The core's input of an update from its decoded `data`: `due_date` as
+ * written, `null` (clear) kept, `customer: ""` read as `null`.
+ */
+export const updateInvoiceInput = (d: UpdateInvoice) => ({
+  ...d,
+  customer: d.customer === "" ? null : d.customer,
+  due_date: d.due_date === null ? null : d.due_date?.text
+})
 
 // ---------------------------------------------------------------- lists
 

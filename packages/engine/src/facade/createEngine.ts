@@ -211,7 +211,7 @@ export const createEngine = (options: EngineOptions) => {
     createInvoice: (caller: Caller, body: unknown, options: { readonly draft?: boolean } = {}) =>
       run(
         Effect.flatMap(decode(Requests.CreateInvoiceBody, body), ({ data }) => {
-          const input = { ...data, due_date: data.due_date?.text }
+          const input = Requests.createInvoiceInput(data)
           return options.draft === true
             ? Invoices.createDraftInvoice(caller, input)
             : Invoices.createInvoice(caller, input)
@@ -223,7 +223,7 @@ export const createEngine = (options: EngineOptions) => {
     updateInvoice: (caller: Caller, id: string, body: unknown) =>
       run(
         Effect.flatMap(decode(Requests.UpdateInvoiceBody, body), ({ data }) =>
-          Invoices.updateInvoice(caller, id, { ...data, due_date: data.due_date?.text })
+          Invoices.updateInvoice(caller, id, Requests.updateInvoiceInput(data))
         )
       ),
     payInvoice: (caller: Caller, id: string) => run(Invoices.payInvoice(caller, id)),
