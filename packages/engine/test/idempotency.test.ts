@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Balance, Conversions, DuplicateKey, Idempotency, Store, Transfers } from "@xaalis/engine"
-import { Cause, Effect } from "effect"
+import { Cause, Deferred, Effect, Fiber } from "effect"
 import { business, codeOf, testLayer } from "./setup.ts"
 
 describe("idempotency records", () => {
@@ -238,6 +238,90 @@ describe("idempotency under concurrency", () => {
       // once settled, a retry replays the recorded result
       const replayed = yield* attempt
       assert.strictEqual(replayed.id, listed.data[0]?.id)
+    }).pipe(Effect.provide(testLayer()))
+  )
+})
+
+/**
+ * Uses of one key in two processes on one store: each process has its own
+ * view of the store (another object, so its own queue of running keys). A
+ * later use waits for the first one's answer and replays it, instead of
+ * `409` "in progress" (decisions §7: the same key with the same body replays
+ * the first response).
+ */
+describe("idempotency across processes on one store", () => {
+  /** Real time: the wait for another process is in real time, whatever the test clock says. */
+  const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((r) => setTimeout(r, ms)))
+  /** Another process's view of the same store. */
+  const otherProcess = Effect.map(Store, (store) => Store.of({ transact: store.transact, ledger: store.ledger }))
+  const rowOf = (live: { business_id: string }, key: string) =>
+    Effect.flatMap(Store, (store) => store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:${key}`)))
+
+  it.effect("a use that finds the key's row still running waits for the first's answer and replays it", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const other = yield* otherProcess
+      const gate = yield* Deferred.make<void>()
+      // the first use commits its conversion (and the key's row), then waits before its answer is recorded
+      const first = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.tap(Conversions.createConversion(live, { gmd_amount: 500000n }), () => Deferred.await(gate))
+        )
+      )
+      while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+      // no recover given: only the recorded answer can answer the second use
+      const second = yield* Effect.forkChild(
+        Idempotency.idempotent(live, "k", "f", Conversions.createConversion(live, { gmd_amount: 500000n })).pipe(
+          Effect.provideService(Store, other)
+        )
+      )
+      yield* realSleep(100)
+      assert.isUndefined(second.pollUnsafe()) // still waiting
+      yield* Deferred.succeed(gate, undefined)
+      const a = yield* Fiber.join(first)
+      const b = yield* Fiber.join(second)
+      assert.deepStrictEqual(b, a)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a use whose first write finds the key taken by another process rolls back and replays its answer", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const other = yield* otherProcess
+      const start = yield* Deferred.make<void>()
+      const finish = yield* Deferred.make<void>()
+      // this use has read the key's row (none yet) and runs its request once `start` opens
+      const late = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.andThen(Deferred.await(start), Conversions.createConversion(live, { gmd_amount: 500000n }))
+        )
+      )
+      // meanwhile the other process takes the key: its conversion and row commit, its answer waits for `finish`
+      const early = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.tap(Conversions.createConversion(live, { gmd_amount: 500000n }), () => Deferred.await(finish))
+        ).pipe(Effect.provideService(Store, other))
+      )
+      while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+      yield* Deferred.succeed(start, undefined)
+      yield* realSleep(100)
+      assert.isUndefined(late.pollUnsafe()) // its write was refused; it waits for the other's answer
+      yield* Deferred.succeed(finish, undefined)
+      const b = yield* Fiber.join(early)
+      const a = yield* Fiber.join(late)
+      assert.deepStrictEqual(a, b)
+      // one effect: the late use's conversion was rolled back with its unit
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
     }).pipe(Effect.provide(testLayer()))
   )
 })

@@ -4,6 +4,14 @@ import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, Store, type StoreError, type Tx, VersionConflict } from "../ports/Store.ts"
 import { type Caller, newDoc, now, revise, unitOfWork } from "./common.ts"
 
+/**
+ * Answers a later use of a key from the objects its first use wrote (a create
+ * reads what it created), or undefined when it cannot.
+ */
+export type Recover<A, R2> = (
+  touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
+) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
+
 /** How long a key is remembered at least (decisions §7: 24 hours). */
 export const retention_ms = 24 * 3_600_000
 
@@ -79,20 +87,21 @@ class KeyTaken extends Data.TaggedError("KeyTaken")<{ readonly key: string }> {}
  * - Same key, different fingerprint: `idempotency_conflict`.
  * - Same key while the first is still running in this process: waits for it
  *   to end, then as above (a replay, or the conflict for another request).
- * - Same key while the first is still running in another process, or after it was interrupted
- *   between its effects and their recording (a crash): answered by `recover`
- *   from the objects the first one wrote when given (a create reads what it
- *   created), else `idempotency_conflict` naming them; never a second effect. Server faults (`StoreError`, defects) are not recorded,
- *   so a retry after a fault that committed nothing runs again.
+ * - Same key while the first is still running in another process, or after
+ *   it was interrupted between its effects and their recording (a crash):
+ *   answered by `recover` from the objects the first one wrote when given (a
+ *   create reads what it created); else the key's row is read again for up to
+ *   `in_flight_wait_ms` (real time) until the first records its answer, then
+ *   as above; else `idempotency_conflict` naming those objects. Never a second
+ *   effect. Server faults (`StoreError`, defects) are not recorded, so a retry
+ *   after a fault that committed nothing runs again.
  */
 export const idempotent = <A, R, R2 = never>(
   caller: Caller,
   key: string,
   fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
-  recover?: (
-    touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
-  ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
+  recover?: Recover<A, R2>
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const store = yield* Store
@@ -148,40 +157,15 @@ const once = <A, R, R2>(
   key: string,
   fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
-  recover:
-    | ((
-        touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
-      ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>)
-    | undefined
+  recover: Recover<A, R2> | undefined
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const t = yield* now
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
-      const row = existing.data as IdempotencyRow
-      if (!sameRequest(row, fingerprint)) {
-        return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
-      }
-      if (row.status !== "completed" || row.outcome === null) {
-        const touched = row.touched ?? []
-        if (recover !== undefined && touched.length > 0) {
-          // the effect committed (the row commits with it): answer from the object it wrote
-          const recovered = yield* recover(
-            touched.map((t) => ({ kind: t.slice(0, t.indexOf(" ")), id: t.slice(t.indexOf(" ") + 1) }))
-          )
-          if (recovered !== undefined) return recovered
-        }
-        const where =
-          touched.length === 0
-            ? "look the object up (e.g. in the list)"
-            : `it took effect on ${touched.join(", ")}: read that`
-        return yield* Effect.fail(
-          conflict(
-            `A request with this Idempotency-Key is still running, or was cut off by a server stop after it took effect. Retry with the same key in a moment; if this answer persists, ${where} before sending the request again under a new key.`
-          )
-        )
-      }
-      return yield* replay(row.outcome as Recorded<A>)
+      const answer = yield* answerFrom(existing.data as IdempotencyRow, fingerprint, recover)
+      // still running elsewhere, or cut off by a stop: wait a little for its answer
+      return answer === unanswered ? yield* awaitOther(id, fingerprint, recover) : answer.value
     }
     const ids = yield* Ids
     const owner = yield* ids.uuid
@@ -269,11 +253,18 @@ const once = <A, R, R2>(
         (e) => Effect.succeed<Recorded<A>>({ ok: false, code: e.code, message: e.message })
       ),
       Effect.catchIf(
-        (e) => e instanceof KeyTaken || e instanceof DuplicateKey || e instanceof VersionConflict,
-        () => Effect.fail(conflict("A request with this Idempotency-Key is in progress; retry shortly."))
+        (e) => e instanceof DuplicateKey || e instanceof VersionConflict,
+        () => Effect.fail(inProgress())
+      ),
+      Effect.catchIf(
+        (e) => e instanceof KeyTaken,
+        () => Effect.succeed(taken)
       )
     )
-    yield* unitOfWork((tx) =>
+    // another execution (another process on this store) took the key while this one ran: this one's
+    // write was rolled back with its unit; wait for the other's answer
+    if (outcome === taken) return yield* awaitOther(id, fingerprint, recover)
+    const recorded = yield* unitOfWork((tx) =>
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
         const done = (base: IdempotencyRow): IdempotencyRow => ({ ...base, status: "completed", outcome })
@@ -287,13 +278,100 @@ const once = <A, R, R2>(
         }
       })
     ).pipe(
+      // another execution took the key while this one committed nothing: its answer is the answer
       Effect.catchIf(
         (e) => e instanceof DuplicateKey,
-        () => Effect.fail(conflict("A request with this Idempotency-Key is in progress; retry shortly."))
+        () => Effect.succeed(taken)
       )
     )
-    return yield* replay(outcome)
+    return recorded === taken ? yield* awaitOther(id, fingerprint, recover) : yield* replay(outcome)
   })
+
+const inProgress = () => conflict("A request with this Idempotency-Key is in progress; retry shortly.")
+
+/** What `once`'s request answers when another execution took the key first. */
+const taken: unique symbol = Symbol("taken")
+
+/**
+ * How long (real time) a use of a key waits for the key's first use, running
+ * in another process on this store or cut off by a stop, to record its answer
+ * before answering `409`. Uses in one process wait for each other without it.
+ */
+export const in_flight_wait_ms = 3_000
+
+/** Waits `ms` of real time, interruptibly: another process does not follow this one's clock (sandbox or test). */
+const pause = (ms: number): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    const handle = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(handle))
+  })
+
+/** `answerFrom`'s answer when the key's first use has not recorded its answer and no `recover` answers for it. */
+const unanswered: unique symbol = Symbol("unanswered")
+
+/**
+ * What a later use of a key answers from the key's row: the recorded answer
+ * (replayed), `idempotency_conflict` for another request, the object the first
+ * use wrote (a create's `recover`: the effect committed, as the row commits
+ * with it), or `unanswered`.
+ */
+const answerFrom = <A, R2>(
+  row: IdempotencyRow,
+  fingerprint: Fingerprint,
+  recover: Recover<A, R2> | undefined
+): Effect.Effect<{ readonly value: A } | typeof unanswered, DomainError | StoreError, R2> =>
+  Effect.gen(function* () {
+    if (!sameRequest(row, fingerprint)) {
+      return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
+    }
+    if (row.status === "completed" && row.outcome !== null) {
+      return { value: yield* replay(row.outcome as Recorded<A>) }
+    }
+    const touched = row.touched ?? []
+    if (recover !== undefined && touched.length > 0) {
+      const recovered = yield* recover(touchedObjects(touched))
+      if (recovered !== undefined) return { value: recovered }
+    }
+    return unanswered
+  })
+
+/**
+ * Polls the key's row while its first use (in another process on this store,
+ * or cut off by a stop) has not recorded its answer, for `in_flight_wait_ms`
+ * of real time: then answers as `answerFrom`, else `409` naming what the first
+ * use wrote. Reads only: this execution never runs the request.
+ */
+const awaitOther = <A, R2>(
+  id: string,
+  fingerprint: Fingerprint,
+  recover: Recover<A, R2> | undefined
+): Effect.Effect<A, DomainError | StoreError, R2 | Store> =>
+  Effect.gen(function* () {
+    const deadline = performance.now() + in_flight_wait_ms
+    let last: IdempotencyRow | undefined
+    for (let wait = 5; performance.now() < deadline; wait = Math.min(wait * 2, 100)) {
+      yield* pause(wait)
+      const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
+      if (existing === undefined) continue // the first use's unit did not commit (yet)
+      last = existing.data as IdempotencyRow
+      const answer = yield* answerFrom(last, fingerprint, recover)
+      if (answer !== unanswered) return answer.value
+    }
+    if (last === undefined) return yield* Effect.fail(inProgress())
+    const touched = last.touched ?? []
+    const where =
+      touched.length === 0
+        ? "look the object up (e.g. in the list)"
+        : `it took effect on ${touched.join(", ")}: read that`
+    return yield* Effect.fail(
+      conflict(
+        `A request with this Idempotency-Key is still running, or was cut off by a server stop after it took effect. Retry with the same key in a moment; if this answer persists, ${where} before sending the request again under a new key.`
+      )
+    )
+  })
+
+const touchedObjects = (touched: ReadonlyArray<string>) =>
+  touched.map((t) => ({ kind: t.slice(0, t.indexOf(" ")), id: t.slice(t.indexOf(" ") + 1) }))
 
 const replay = <A>(outcome: Recorded<A>): Effect.Effect<A, DomainError> =>
   outcome.ok
