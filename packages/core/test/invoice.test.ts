@@ -489,6 +489,9 @@ describe("invoice transitions", () => {
       status: "overdue",
       amount: 5n
     })
+    // an overdue invoice keeps a due date: it may move, not go
+    expect(okOf(Invoice.update(overdueInvoice(), { due_date: "2099-01-01" }, T0)).state.status).toBe("overdue")
+    expect(codeOf(Invoice.update(overdueInvoice(), { due_date: null }, T0))).toBe("validation_error")
   })
 
   describe("every illegal transition fails with its exact code", () => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Conversions, DuplicateKey, Idempotency, Store, Transfers } from "@xaalis/engine"
+import { Balance, Businesses, Conversions, DuplicateKey, Idempotency, Store, Transfers } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import { business, codeOf, testLayer } from "./setup.ts"
 
@@ -254,8 +254,10 @@ describe("idempotency across processes on one store", () => {
   const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((r) => setTimeout(r, ms)))
   /** Another process's view of the same store. */
   const otherProcess = Effect.map(Store, (store) => Store.of({ transact: store.transact, ledger: store.ledger }))
-  const rowOf = (live: { business_id: string }, key: string) =>
-    Effect.flatMap(Store, (store) => store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:${key}`)))
+  const rowOf = (caller: { business_id: string }, key: string, mode = "live") =>
+    Effect.flatMap(Store, (store) =>
+      store.transact((tx) => tx.get("idempotency", `${caller.business_id}:${mode}:${key}`))
+    )
 
   it.effect("a use that finds the key's row still running waits for the first's answer and replays it", () =>
     Effect.gen(function* () {
@@ -285,6 +287,72 @@ describe("idempotency across processes on one store", () => {
       const b = yield* Fiber.join(second)
       assert.deepStrictEqual(b, a)
       assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("uses queued behind a key cut off after its effect give up together (the wait counts from arrival)", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const interrupted = Effect.flatMap(
+        Conversions.createConversion(live, { gmd_amount: 500000n }),
+        () => Effect.interrupt
+      )
+      yield* Effect.exit(Idempotency.idempotent(live, "k", "f", interrupted))
+      const settled: Array<number> = []
+      const retry = Idempotency.idempotent(
+        live,
+        "k",
+        "f",
+        Conversions.createConversion(live, { gmd_amount: 500000n })
+      ).pipe(
+        Effect.flip,
+        Effect.tap(() => Effect.sync(() => settled.push(performance.now())))
+      )
+      const errors = yield* Effect.all([retry, retry, retry], { concurrency: 3 })
+      assert.deepStrictEqual(errors.map(codeOf), [
+        "idempotency_conflict",
+        "idempotency_conflict",
+        "idempotency_conflict"
+      ])
+      // before, each waited its own in_flight_wait_ms after the one ahead of it: 3, 6 and 9 s
+      const spread = Math.max(...settled) - Math.min(...settled)
+      assert.isBelow(spread, Idempotency.in_flight_wait_ms / 2)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a sandbox business creation whose first write finds the key taken waits and replays its answer", () =>
+    Effect.gen(function* () {
+      const other = yield* otherProcess
+      const scope = { business_id: "address:127.0.0.1", account_id: "address:127.0.0.1", mode: "test" as const }
+      const start = yield* Deferred.make<void>()
+      const finish = yield* Deferred.make<void>()
+      // this process's use found no row for the key; it creates once `start` opens
+      const late = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          scope,
+          "k",
+          "f",
+          Effect.andThen(Deferred.await(start), Businesses.createBusiness({ name: "Kairaba Coffee" }))
+        )
+      )
+      const early = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          scope,
+          "k",
+          "f",
+          Effect.tap(Businesses.createBusiness({ name: "Kairaba Coffee" }), () => Deferred.await(finish))
+        ).pipe(Effect.provideService(Store, other))
+      )
+      while ((yield* rowOf(scope, "k", "test")) === undefined) yield* realSleep(5)
+      // its first write finds the key taken (before: a defect inside the creation, a 500)
+      yield* Deferred.succeed(start, undefined)
+      yield* realSleep(100)
+      assert.isUndefined(late.pollUnsafe())
+      yield* Deferred.succeed(finish, undefined)
+      const b = yield* Fiber.join(early)
+      const a = yield* Fiber.join(late)
+      assert.deepStrictEqual(a, b)
     }).pipe(Effect.provide(testLayer()))
   )
 

@@ -141,6 +141,11 @@ describe("PUT /v1/invoices/{id}", () => {
       "validation_error"
     )
 
+    // a wrong type names the field and what it takes
+    const wrong = await s.call("PUT", path, { key, body: { data: { customer: 5 } } })
+    expectError(wrong, 400, "validation_error")
+    expect(wrong.body.error.message).toBe("data.customer must be a string.")
+
     // a draft's custom number may be cleared: it takes the sequence's when sent
     const draft = await s.call("POST", "/v1/invoices/draft", {
       key,
@@ -153,5 +158,25 @@ describe("PUT /v1/invoices/{id}", () => {
     expect([unnumbered.status, "invoice_number" in unnumbered.body]).toEqual([200, false])
     const sent = await s.call("POST", `/v1/invoices/${draft.body.id}/send`, { key })
     expect([sent.status, sent.body.invoice_number]).toEqual([200, 4]) // three published before it
+  })
+
+  it("an overdue invoice keeps a due date: clearing it is refused, moving it is not", async () => {
+    s = setup()
+    const { secret_key_live: key } = await s.business()
+    const inv = await s.call("POST", "/v1/invoices", {
+      key,
+      body: { data: { amount: 500, customer: "cust-1", due_date: "2026-01-01" } }
+    })
+    const advance = await s.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds: 1 } })
+    expect(advance.status).toBe(200)
+    const path = `/v1/invoices/${inv.body.id}`
+    const overdue = await s.call("GET", path, { key })
+    expect(overdue.body.status).toBe("overdue")
+    const cleared = await s.call("PUT", path, { key, body: { data: { due_date: null, notes: "x" } } })
+    expectError(cleared, 400, "validation_error")
+    expect(cleared.body.error.message).toContain("keeps a due date")
+    expect((await s.call("GET", path, { key })).body).toEqual(overdue.body)
+    const moved = await s.call("PUT", path, { key, body: { data: { due_date: "2099-01-01" } } })
+    expect([moved.status, moved.body.status, moved.body.due_date]).toEqual([200, "overdue", "2099-01-01"])
   })
 })

@@ -345,6 +345,9 @@ export const update = (state: Invoice, input: UpdateInvoice, now: number): Invoi
   if (fields.invoice_number === null && state.status !== "draft") {
     return fail(Errors.validation("A published invoice keeps its invoice_number.", "invoice_number"))
   }
+  if (fields.due_date === null && state.status === "overdue") {
+    return fail(Errors.validation("An overdue invoice keeps a due date; give a new one instead.", "due_date"))
+  }
   const checked = checkFields(fields)
   if (checked instanceof Errors.DomainError) return fail(checked)
   const line_items: ReadonlyArray<LineItemInput> = input.line_items ?? state.line_items

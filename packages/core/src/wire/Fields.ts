@@ -31,8 +31,8 @@ const notNull = <A>(a: A | null): a is A => a !== null
 
 /**
  * An optional field: absent or `null` decode to an absent key (`null` is what
- * many JSON clients send for "no value"). For update requests absent and `null`
- * both mean "leave unchanged".
+ * many JSON clients send for "no value"). In an update, both mean "leave
+ * unchanged" (`clearable`: `null` clears).
  */
 export const optional = <S extends Schema.Top>(schema: S) =>
   withFastField(
@@ -50,8 +50,14 @@ export const optional = <S extends Schema.Top>(schema: S) =>
  * ("leave unchanged"), `null` stays `null` ("clear it"), as in a JSON merge
  * patch (RFC 7396).
  */
-export const clearable = <S extends Schema.Top>(schema: S) =>
-  withFastField(Schema.optionalKey(Schema.NullOr(schema)), { schema, absent: { _tag: "clear" } })
+export const clearable = <S extends Schema.Top>(schema: S) => {
+  const described = schema.ast.annotations?.description
+  const description = `${typeof described === "string" ? `${described}. ` : ""}null clears it; absent leaves it as it is`
+  return withFastField(Schema.optionalKey(Schema.NullOr(schema).annotate({ description })), {
+    schema,
+    absent: { _tag: "clear" }
+  })
+}
 
 /** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>

@@ -225,8 +225,12 @@ const InvoiceNumber = Schema.Union([
 })
 
 /** The invoice parameters an update may clear with `null` (the rest: `amount`, `line_items`, `currency`). */
+/** Decisions §6: any non-empty string (`min` 0 on an update, where `""` means none). */
+const customerId = (min: number) =>
+  Text({ max: L.customer_length_max, opaque: true, min, description: "Your customer ID: any non-empty string" })
+
 const invoiceClearable = {
-  customer: Text({ max: L.customer_length_max, opaque: true, description: "Your customer ID: any non-empty string" }),
+  customer: customerId(1),
   customer_email: Email,
   customer_name: Name("Customer name"),
   customer_phone: Phone,
@@ -240,7 +244,11 @@ const invoiceClearable = {
 const c = invoiceClearable // short, for the two field lists below
 
 const invoiceAmountFields = {
-  amount: optional(FiatAmountOrZero("Payable amount when there are no line items")),
+  amount: optional(
+    FiatAmountOrZero(
+      "Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount)"
+    )
+  ),
   line_items: optional(
     Schema.Array(LineItem).check(
       Schema.isMaxLength(L.line_items_max, { message: `must have at most ${L.line_items_max} items` })
@@ -324,7 +332,7 @@ export const UpdateInvoice = Schema.Struct({
   ...invoiceAmountFields,
   currency: optional(FiatCurrency),
   // "" is how an invoice without a customer id shows `customer`: sent back, it means none (as `null`)
-  customer: clearable(Schema.Union([Schema.Literal(""), c.customer])),
+  customer: clearable(customerId(0)),
   customer_email: clearable(c.customer_email),
   customer_name: clearable(c.customer_name),
   customer_phone: clearable(c.customer_phone),

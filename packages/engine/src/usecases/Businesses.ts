@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { DomainError, Errors } from "@xaalis/core"
 import { Context, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, type Mode, Store, type StoreError, type Tx } from "../ports/Store.ts"
+import { type Doc, DuplicateKey, type Mode, Store, type StoreError, type Tx } from "../ports/Store.ts"
 import { type Caller, newDoc, notFound, now, revise, unitOfWork } from "./common.ts"
 
 export interface Business {
@@ -99,7 +99,14 @@ export const createBusiness = Effect.fn("createBusiness")(function* (input: {
       yield* insertKey(tx, secret_key_test, { business_id: id, mode: "test" }, t)
       yield* insertKey(tx, secret_key_live, { business_id: id, mode: "live" }, t)
     })
-  ).pipe(Effect.orDie)
+  ).pipe(
+    // fresh ids: a duplicate is a defect. Anything else goes on (a store fault; under an
+    // Idempotency-Key, the key taken by another process's use, which the key's wrapper answers)
+    Effect.catchIf(
+      (e) => e instanceof DuplicateKey,
+      (e) => Effect.die(e)
+    )
+  )
   const created: CreatedBusiness = {
     id,
     account_id,

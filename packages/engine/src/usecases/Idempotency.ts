@@ -106,6 +106,9 @@ export const idempotent = <A, R, R2 = never>(
   Effect.gen(function* () {
     const store = yield* Store
     const id = rowId(caller, key)
+    // a use waits for another process's answer until `in_flight_wait_ms` after it arrived, its wait in
+    // this process's queue included (uses queued behind one another give up together)
+    const deadline = performance.now() + in_flight_wait_ms
     // one use of a key at a time in this process: a second one waits for the first to finish,
     // then finds its record and replays it (instead of "in progress" for a request that is only slower)
     const running = runningFor(store)
@@ -127,7 +130,7 @@ export const idempotent = <A, R, R2 = never>(
           }
           yield* restore(Deferred.await(ahead))
         }
-        return yield* restore(once(store, caller, id, key, fingerprint, request, recover)).pipe(
+        return yield* restore(once(store, caller, id, key, fingerprint, request, recover, deadline)).pipe(
           Effect.ensuring(release)
         )
       })
@@ -157,15 +160,17 @@ const once = <A, R, R2>(
   key: string,
   fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
-  recover: Recover<A, R2> | undefined
+  recover: Recover<A, R2> | undefined,
+  deadline: number
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const t = yield* now
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
-      const answer = yield* answerFrom(existing.data as IdempotencyRow, fingerprint, recover)
+      const row = existing.data as IdempotencyRow
+      const answer = yield* answerFrom(row, fingerprint, recover)
       // still running elsewhere, or cut off by a stop: wait a little for its answer
-      return answer === unanswered ? yield* awaitOther(id, fingerprint, recover) : answer.value
+      return answer === unanswered ? yield* awaitOther(id, fingerprint, recover, deadline, row) : answer.value
     }
     const ids = yield* Ids
     const owner = yield* ids.uuid
@@ -263,7 +268,7 @@ const once = <A, R, R2>(
     )
     // another execution (another process on this store) took the key while this one ran: this one's
     // write was rolled back with its unit; wait for the other's answer
-    if (outcome === taken) return yield* awaitOther(id, fingerprint, recover)
+    if (outcome === taken) return yield* awaitOther(id, fingerprint, recover, deadline, undefined)
     const recorded = yield* unitOfWork((tx) =>
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
@@ -284,7 +289,9 @@ const once = <A, R, R2>(
         () => Effect.succeed(taken)
       )
     )
-    return recorded === taken ? yield* awaitOther(id, fingerprint, recover) : yield* replay(outcome)
+    return recorded === taken
+      ? yield* awaitOther(id, fingerprint, recover, deadline, undefined)
+      : yield* replay(outcome)
   })
 
 const inProgress = () => conflict("A request with this Idempotency-Key is in progress; retry shortly.")
@@ -293,9 +300,11 @@ const inProgress = () => conflict("A request with this Idempotency-Key is in pro
 const taken: unique symbol = Symbol("taken")
 
 /**
- * How long (real time) a use of a key waits for the key's first use, running
- * in another process on this store or cut off by a stop, to record its answer
- * before answering `409`. Uses in one process wait for each other without it.
+ * How long (real time, from its arrival) a use of a key waits for the key's
+ * first use, running in another process on this store or cut off by a stop,
+ * to record its answer before answering `409`. Uses in one process queue
+ * behind each other; the time counts from arrival, the queue included, so
+ * uses queued together give up together.
  */
 export const in_flight_wait_ms = 3_000
 
@@ -337,18 +346,20 @@ const answerFrom = <A, R2>(
 
 /**
  * Polls the key's row while its first use (in another process on this store,
- * or cut off by a stop) has not recorded its answer, for `in_flight_wait_ms`
- * of real time: then answers as `answerFrom`, else `409` naming what the first
- * use wrote. Reads only: this execution never runs the request.
+ * or cut off by a stop) has not recorded its answer, until `deadline` (real
+ * time, `performance.now()`): then answers as `answerFrom`, else `409` naming
+ * what the first use wrote (`seen`: the row as last read). Reads only: this
+ * execution never runs the request.
  */
 const awaitOther = <A, R2>(
   id: string,
   fingerprint: Fingerprint,
-  recover: Recover<A, R2> | undefined
+  recover: Recover<A, R2> | undefined,
+  deadline: number,
+  seen: IdempotencyRow | undefined
 ): Effect.Effect<A, DomainError | StoreError, R2 | Store> =>
   Effect.gen(function* () {
-    const deadline = performance.now() + in_flight_wait_ms
-    let last: IdempotencyRow | undefined
+    let last = seen
     for (let wait = 5; performance.now() < deadline; wait = Math.min(wait * 2, 100)) {
       yield* pause(wait)
       const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
