@@ -68,14 +68,17 @@ const work = (
       ...(values.name === undefined ? {} : { name: values.name }),
       ...(values["webhook-url"] === undefined ? {} : { webhook_url: values["webhook-url"] })
     }
-    return Effect.flatMap(Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)), (input) => {
-      // the webhook URL receives live events: the live rules, as the HTTP helper checks them
-      const refusal =
-        input.webhook_url === undefined
-          ? undefined
-          : liveUrlRefusal(input.webhook_url, { sandbox, field: "webhook_url" })
-      return refusal === undefined ? Businesses.createBusiness(input) : Effect.fail(refusal)
-    })
+    return Effect.flatMap(
+      Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)),
+      (input): ReturnType<typeof work> => {
+        // the webhook URL receives live events: the live rules, as the HTTP helper checks them
+        const refusal =
+          input.webhook_url === undefined
+            ? undefined
+            : liveUrlRefusal(input.webhook_url, { sandbox, field: "webhook_url" })
+        return refusal === undefined ? Businesses.createBusiness(input) : Effect.fail(refusal)
+      }
+    )
   }
   const business = values.business
   const seconds = values["expires-in"] ?? "0"
