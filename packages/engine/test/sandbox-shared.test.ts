@@ -104,3 +104,34 @@ describe("Sandbox.layerShared: one sandbox on one store for several processes", 
     expect(failed(await send(a, "biz-1", "p2"))).toBe(true)
   })
 })
+
+describe("the simulated payout rail remembers the keys it paid", () => {
+  it("a key paid before is answered paid again, even with failures asked for, which stay for other keys", async () => {
+    for (const shared of [false, true]) {
+      const store = await aStore()
+      const a = await worldOn(store, "70", shared)
+      const first = await send(a, "biz-1", "payout-1")
+      expect(Exit.isSuccess(first)).toBe(true)
+      await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).failNextPayouts(1, "biz-1"))
+      // the sender stopped before booking the outcome and the payout is sent again: paid, same reference
+      const again = await send(a, "biz-1", "payout-1")
+      expect({ shared, again: Exit.isSuccess(again) ? again.value : again }).toEqual({
+        shared,
+        again: { reference: "PO-payout-1" }
+      })
+      expect({ shared, failed: failed(await send(a, "biz-1", "payout-2")) }).toEqual({ shared, failed: true })
+      expect(await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).payouts)).toHaveLength(1)
+    }
+  })
+
+  it("shared: a key one process paid is answered paid by another", async () => {
+    const store = await aStore()
+    const a = await worldOn(store)
+    const b = await worldOn(store)
+    expect(Exit.isSuccess(await send(a, "biz-1", "payout-1"))).toBe(true)
+    await Effect.runPromise(Context.get(b, Sandbox.SandboxControl).failNextPayouts(1, "biz-1"))
+    const resent = await send(b, "biz-1", "payout-1")
+    expect(Exit.isSuccess(resent) ? resent.value : resent).toEqual({ reference: "PO-payout-1" })
+    expect(failed(await send(b, "biz-1", "payout-2"))).toBe(true)
+  })
+})

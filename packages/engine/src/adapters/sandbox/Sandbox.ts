@@ -89,6 +89,13 @@ interface FailNextRow {
   readonly count: number
 }
 
+/**
+ * Id of the Store row marking a payout the simulated rail paid, in a shared
+ * world: a key sent again from another process (its sender stopped before
+ * booking the outcome) is answered as paid, as a real rail remembers it.
+ */
+export const paidPayoutRowId = (idempotency_key: string): string => `sandbox_payout:${idempotency_key}`
+
 type SandboxServices = Rates | Chain | Processor | Payouts | SandboxControl
 
 /** All four simulated ports plus their control, from one state kept in the process. */
@@ -178,24 +185,45 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
       if (own > 0) failNextOf.set(business_id, own - 1)
       return Effect.succeed(own > 0)
     }
+    // whether the rail paid a key already (the port: "never PayoutFailed for a key it paid"): asked
+    // before any failure is taken, so a key sent again after a crash is answered as paid
+    const paidBefore = (reference: string, key: string): Effect.Effect<boolean> =>
+      sent.some((s) => s.reference === reference)
+        ? Effect.succeed(true)
+        : store === undefined
+          ? Effect.succeed(false)
+          : Effect.orDie(
+              unitOfWorkIn(store, (tx) => Effect.map(tx.get("counter", paidPayoutRowId(key)), (d) => d !== undefined))
+            )
+    const recordPaid = (key: string): Effect.Effect<void> =>
+      store === undefined ? Effect.void : Effect.orDie(writeRow(store, paidPayoutRowId(key), { paid: true }))
     const payouts = Payouts.of({
-      send: (input) =>
-        Effect.flatMap(
-          input.business_id === undefined ? Effect.succeed(false) : takeOwnFailure(input.business_id),
-          (own) => {
-            if (own || failNext > 0) {
-              if (!own) failNext -= 1
-              return Effect.fail(
-                new PayoutFailed({ message: `sandbox: ${input.network} payout to ${input.account_number} failed` })
+      send: (input) => {
+        const reference = `PO-${input.idempotency_key}`
+        const paid = Effect.succeed({ reference })
+        return Effect.flatMap(paidBefore(reference, input.idempotency_key), (before) =>
+          before
+            ? paid
+            : Effect.flatMap(
+                input.business_id === undefined ? Effect.succeed(false) : takeOwnFailure(input.business_id),
+                (own) => {
+                  if (own || failNext > 0) {
+                    if (!own) failNext -= 1
+                    return Effect.fail(
+                      new PayoutFailed({
+                        message: `sandbox: ${input.network} payout to ${input.account_number} failed`
+                      })
+                    )
+                  }
+                  // two sends of one key at once (one outlived its claim): one payment
+                  if (!sent.some((s) => s.reference === reference)) {
+                    sent.push({ reference, amount: input.amount, account_number: input.account_number })
+                  }
+                  return Effect.as(recordPaid(input.idempotency_key), { reference })
+                }
               )
-            }
-            const reference = `PO-${input.idempotency_key}`
-            if (!sent.some((s) => s.reference === reference)) {
-              sent.push({ reference, amount: input.amount, account_number: input.account_number })
-            }
-            return Effect.succeed({ reference })
-          }
         )
+      }
     })
     const control = SandboxControl.of({
       setRate: (r, as_of) => {
