@@ -21,10 +21,11 @@ import { ApiDescription, Background, type Caller, type Recover, type Route, rout
 import { OpenApiDocument, WebhookDelivery, WebhookDeliveryList, webhookDelivery } from "./schemas.ts"
 
 /**
- * `Route.recover` of a create: the object of `kind` the lost first request
- * created, read back as `read` presents it (the create's answer).
+ * `Route.recover` of a create or an action on one object: the object of
+ * `kind` the lost first request wrote, read back as `read` presents it (the
+ * first answer, as long as nothing changed the object since).
  */
-const recoverCreated =
+const recoverObject =
   (
     kind: string,
     read: (caller: Caller, id: string) => Effect.Effect<unknown, DomainError | StoreError, Services>
@@ -33,6 +34,37 @@ const recoverCreated =
     const made = touched.find((t) => t.kind === kind)
     return made === undefined ? Effect.succeed(undefined) : read(caller, made.id)
   }
+
+/** `recoverObject` for a sandbox helper, which may be driven by either key of the object's business. */
+const recoverForHelper = (
+  kind: "payment_intent" | "invoice",
+  read: (caller: Caller, id: string) => Effect.Effect<unknown, DomainError | StoreError, Services>
+): Recover =>
+  recoverObject(kind, (caller, objectId) =>
+    Effect.flatMap(Businesses.helperCaller(caller, kind, objectId), (as) => read(as, objectId))
+  )
+
+/**
+ * `Route.recover` of a chain transfer the lost first request handled (the
+ * chain helper, a payer paying a request): its answer, rebuilt from the
+ * identity row it wrote (the hash as reported, the object matched) and from
+ * what else it wrote: applied when it changed the object it matched and
+ * recorded no late funds.
+ */
+const recoverTransfer: Recover = (_caller, touched) =>
+  Effect.gen(function* () {
+    const identity = touched.find((t) => t.kind === "transfer")
+    if (identity === undefined) return undefined
+    const store = yield* Store
+    const doc = yield* store.transact((tx) => tx.get("transfer", identity.id))
+    if (doc === undefined) return undefined
+    const { tx_hash, matched } = doc.data as Pick<Transfers.TransferOutcome, "tx_hash" | "matched">
+    const applied =
+      matched !== null &&
+      touched.some((t) => t.kind === matched.object && t.id === matched.id) &&
+      !touched.some((t) => t.kind === "late_funds")
+    return { tx_hash, matched, applied }
+  })
 
 /**
  * THE route table: every operation of decisions §7 and §9, plus the two
@@ -102,7 +134,7 @@ export const routes: ReadonlyArray<Route> = [
     status: 201,
     dry_run: true,
     handle: ({ caller, input, dry_run }) => PaymentIntents.createPaymentIntent(caller, input.data, { dry_run }),
-    recover: recoverCreated("payment_intent", PaymentIntents.getPaymentIntent)
+    recover: recoverObject("payment_intent", PaymentIntents.getPaymentIntent)
   }),
   route({
     operationId: "getPaymentIntent",
@@ -137,7 +169,8 @@ export const routes: ReadonlyArray<Route> = [
     description: "Sends `payment_intent.cancelled`. A final or processing intent is `invalid_state`.",
     response: Resources.PaymentIntent,
     status: 200,
-    handle: ({ caller, params }) => PaymentIntents.cancelPaymentIntent(caller, id(params))
+    handle: ({ caller, params }) => PaymentIntents.cancelPaymentIntent(caller, id(params)),
+    recover: recoverObject("payment_intent", PaymentIntents.getPaymentIntent)
   }),
 
   // ------------------------------------------------------------ payment links
@@ -152,7 +185,7 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.PaymentLink,
     status: 201,
     handle: ({ caller, input }) => PaymentLinks.createPaymentLink(caller, input.data),
-    recover: recoverCreated("payment_link", PaymentLinks.getPaymentLink)
+    recover: recoverObject("payment_link", PaymentLinks.getPaymentLink)
   }),
   route({
     operationId: "getPaymentLink",
@@ -192,8 +225,8 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Conversion,
     status: 201,
     handle: ({ caller, input }) => Conversions.createConversion(caller, input),
-    // the create's answer is the object without its timeline (lookups add `events`)
-    recover: recoverCreated("conversion", (caller, id) =>
+    // the create's answer is the object without its timeline (lookups add `events`),
+    recover: recoverObject("conversion", (caller, id) =>
       Effect.map(Conversions.getConversion(caller, id), ({ events: _, ...created }) => created)
     )
   }),
@@ -241,7 +274,7 @@ export const routes: ReadonlyArray<Route> = [
         callback_url: input.callback_url,
         expires_at: input.expires_at?.ms
       }),
-    recover: recoverCreated("payment_request", PaymentRequests.getPaymentRequest)
+    recover: recoverObject("payment_request", PaymentRequests.getPaymentRequest)
   }),
   route({
     operationId: "listPaymentRequests",
@@ -279,7 +312,7 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Invoice,
     status: 201,
     handle: ({ caller, input }) => Invoices.createInvoice(caller, Requests.createInvoiceInput(input.data)),
-    recover: recoverCreated("invoice", Invoices.getInvoice)
+    recover: recoverObject("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "createDraftInvoice",
@@ -292,7 +325,7 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.Invoice,
     status: 201,
     handle: ({ caller, input }) => Invoices.createDraftInvoice(caller, Requests.createInvoiceInput(input.data)),
-    recover: recoverCreated("invoice", Invoices.getInvoice)
+    recover: recoverObject("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "getInvoice",
@@ -328,7 +361,8 @@ export const routes: ReadonlyArray<Route> = [
     summary: "Mark an invoice paid (offline payment)",
     response: Resources.Invoice,
     status: 200,
-    handle: ({ caller, params }) => Invoices.payInvoice(caller, id(params))
+    handle: ({ caller, params }) => Invoices.payInvoice(caller, id(params)),
+    recover: recoverObject("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "sendInvoice",
@@ -339,7 +373,8 @@ export const routes: ReadonlyArray<Route> = [
     summary: "Send a draft invoice",
     response: Resources.Invoice,
     status: 200,
-    handle: ({ caller, params }) => Invoices.sendInvoice(caller, id(params))
+    handle: ({ caller, params }) => Invoices.sendInvoice(caller, id(params)),
+    recover: recoverObject("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "remindInvoice",
@@ -351,7 +386,8 @@ export const routes: ReadonlyArray<Route> = [
     description: "Increments `reminder_count`; the status does not change.",
     response: Resources.Invoice,
     status: 200,
-    handle: ({ caller, params }) => Invoices.remindInvoice(caller, id(params))
+    handle: ({ caller, params }) => Invoices.remindInvoice(caller, id(params)),
+    recover: recoverObject("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "listInvoices",
@@ -533,7 +569,8 @@ export const routes: ReadonlyArray<Route> = [
             log_index: input.log_index ?? 0
           })
         )
-      })
+      }),
+    recover: recoverTransfer
   }),
   route({
     operationId: "sandboxPayPaymentRequest",
@@ -555,7 +592,8 @@ export const routes: ReadonlyArray<Route> = [
           coin: input.currency,
           network: input.network
         })
-      )
+      ),
+    recover: recoverTransfer
   }),
   route({
     operationId: "sandboxSucceedPayment",
@@ -570,7 +608,8 @@ export const routes: ReadonlyArray<Route> = [
     handle: ({ caller, params }) =>
       Effect.flatMap(Businesses.helperCaller(caller, "payment_intent", id(params)), (as) =>
         PaymentIntents.reportPaymentOutcome(as, id(params), "succeeded")
-      )
+      ),
+    recover: recoverForHelper("payment_intent", PaymentIntents.getPaymentIntent)
   }),
   route({
     operationId: "sandboxFailPayment",
@@ -585,7 +624,8 @@ export const routes: ReadonlyArray<Route> = [
     handle: ({ caller, params }) =>
       Effect.flatMap(Businesses.helperCaller(caller, "payment_intent", id(params)), (as) =>
         PaymentIntents.reportPaymentOutcome(as, id(params), "failed")
-      )
+      ),
+    recover: recoverForHelper("payment_intent", PaymentIntents.getPaymentIntent)
   }),
   route({
     operationId: "sandboxCustomerPaysInvoice",
@@ -600,7 +640,8 @@ export const routes: ReadonlyArray<Route> = [
     handle: ({ caller, params }) =>
       Effect.flatMap(Businesses.helperCaller(caller, "invoice", id(params)), (as) =>
         Invoices.customerPaysInvoice(as, id(params))
-      )
+      ),
+    recover: recoverForHelper("invoice", Invoices.getInvoice)
   }),
   route({
     operationId: "sandboxFailNextPayouts",

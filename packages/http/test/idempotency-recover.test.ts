@@ -1,0 +1,129 @@
+/**
+ * A request under an Idempotency-Key whose effect committed but whose answer
+ * was lost (the process stopped before recording it): a retry under the key is
+ * answered from what the first one wrote, for the creates and for the actions
+ * and helpers on one object or a chain transfer, never applying it again.
+ * Before, every action and helper answered such a retry `409` for good (a
+ * crash audit saw it after SIGKILLs).
+ */
+import { type Doc, MemoryStore, Store } from "@xaalis/engine"
+import { Effect, Layer } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Setup, setup } from "./helpers.ts"
+
+let s: Setup
+afterEach(async () => {
+  await s.api.dispose()
+})
+
+/**
+ * A store whose recording of an answer fails while `cut` is on: the request's
+ * own units commit (the key's row with them), the unit writing its answer
+ * does not, as when the process stops between the two.
+ */
+const cuttable = () => {
+  const inner = Effect.runSync(MemoryStore.makeMemoryStore)
+  const state = { cut: false }
+  const answering = (doc: Doc) =>
+    state.cut && doc.kind === "idempotency" && (doc.data as { status?: string }).status === "completed"
+  const store = Store.of({
+    ledger: inner.ledger,
+    transact: (work) =>
+      inner.transact((tx) =>
+        work({
+          ...tx,
+          insert: (doc) => (answering(doc) ? Effect.die(new Error("stopped before the answer")) : tx.insert(doc)),
+          update: (doc) => (answering(doc) ? Effect.die(new Error("stopped before the answer")) : tx.update(doc))
+        })
+      )
+  })
+  return { layer: Layer.succeed(Store, store), state }
+}
+
+describe("a retry after the answer was lost", () => {
+  it("is answered from what the first request wrote: actions, helpers and chain transfers, one effect each", async () => {
+    const c = cuttable()
+    s = setup({ store: c.layer })
+    const { secret_key_live: live, secret_key_test: test } = await s.business()
+
+    /** The first call is cut off after its effect (500); the retry under its key answers. */
+    let calls = 0
+    const cutThenRetry = async (path: string, key: string, body?: unknown) => {
+      const headers = { "idempotency-key": `k-${++calls}` }
+      c.state.cut = true
+      const first = await s.call("POST", path, { key, headers, ...(body === undefined ? {} : { body }) })
+      c.state.cut = false
+      expect({ path, status: first.status }).toEqual({ path, status: 500 })
+      const retry = await s.call("POST", path, { key, headers, ...(body === undefined ? {} : { body }) })
+      const again = await s.call("POST", path, { key, headers, ...(body === undefined ? {} : { body }) })
+      expect(again.body).toEqual(retry.body)
+      return retry
+    }
+
+    // a chain transfer: its answer rebuilt from its identity row, applied once
+    const conv = (await s.call("POST", "/v1/minting/offramp", { key: live, body: { gmd_amount: 5000 } })).body
+    const transfer = { network: "TRC20", currency: "USDT", to_address: conv.pay_address, amount: 30, tx_hash: "0xAbC" }
+    const applied = await cutThenRetry("/v1/test_helpers/chain/transfers", live, transfer)
+    expect([applied.status, applied.body]).toEqual([
+      200,
+      { tx_hash: "0xAbC", matched: { object: "conversion", id: conv.id }, applied: true }
+    ])
+    const read = (await s.call("GET", `/v1/minting/ramps/${conv.id}`, { key: live })).body
+    expect([read.status, read.actually_paid]).toEqual(["underpaid", 30])
+
+    // a late transfer: recorded as late funds, not applied
+    await s.call("POST", "/v1/test_helpers/clock/advance", { key: live, body: { seconds: 600 } })
+    const late = await cutThenRetry("/v1/test_helpers/chain/transfers", live, { ...transfer, tx_hash: "0xlate" })
+    expect([late.status, late.body]).toEqual([
+      200,
+      { tx_hash: "0xlate", matched: { object: "conversion", id: conv.id }, applied: false }
+    ])
+    expect((await s.call("GET", `/v1/minting/ramps/${conv.id}`, { key: live })).body.actually_paid).toBe(30)
+
+    // a payer paying a payment request (the helper picks the hash)
+    const pr = (await s.call("POST", "/v1/minting/intents", { key: live, body: { amount: 10 } })).body
+    const paid = await cutThenRetry(`/v1/test_helpers/minting/intents/${pr.id}/pay`, test, {
+      amount: 4,
+      currency: "USDC",
+      network: "ARC"
+    })
+    expect([paid.status, paid.body.matched, paid.body.applied]).toEqual([
+      200,
+      { object: "payment_request", id: pr.id },
+      true
+    ])
+    expect((await s.call("GET", `/v1/minting/intents/${pr.id}`, { key: live })).body.amount).toBe(4)
+
+    // actions on one object: the object as the action left it
+    const pi = (await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })).body
+    const cancelled = await cutThenRetry(`/v1/payments/${pi.payment_intent_id}/cancel`, test)
+    expect([cancelled.status, cancelled.body.payment_intent_id, cancelled.body.status]).toEqual([
+      200,
+      pi.payment_intent_id,
+      "cancelled"
+    ])
+    const pi2 = (await s.call("POST", "/v1/payments", { key: live, body: { data: { amount: 100 } } })).body
+    const balance = async () => Math.round((await s.call("GET", "/v1/balance", { key: live })).body.available * 100)
+    const before = await balance()
+    const succeeded = await cutThenRetry(`/v1/test_helpers/payments/${pi2.payment_intent_id}/succeed`, test)
+    expect([succeeded.status, succeeded.body.status]).toEqual([200, "successful"])
+    expect((await balance()) - before).toBe(9850) // 100 less the 1.5% fee, credited once
+
+    const draft = (
+      await s.call("POST", "/v1/invoices/draft", { key: test, body: { data: { amount: 10, customer: "c-1" } } })
+    ).body
+    const sent = await cutThenRetry(`/v1/invoices/${draft.id}/send`, test)
+    expect([sent.status, sent.body.status, sent.body.invoice_number]).toEqual([200, "not-paid", 1])
+    const reminded = await cutThenRetry(`/v1/invoices/${draft.id}/send-reminder`, test)
+    expect([reminded.status, reminded.body.reminder_count]).toEqual([200, 1])
+    const customerPaid = await cutThenRetry(`/v1/test_helpers/invoices/${draft.id}/customer_pay`, test)
+    expect([customerPaid.status, customerPaid.body.status]).toEqual([200, "paid"])
+    const other = (await s.call("POST", "/v1/invoices", { key: test, body: { data: { amount: 20, customer: "c-2" } } }))
+      .body
+    const manual = await cutThenRetry(`/v1/invoices/${other.id}/pay`, test)
+    expect([manual.status, manual.body.status]).toEqual([200, "paid"])
+
+    // every cut was a server fault, reported once each, and nothing else went wrong
+    expect(s.faults).toHaveLength(calls)
+  })
+})
