@@ -123,6 +123,21 @@ describe("a retry after the answer was lost", () => {
     const manual = await cutThenRetry(`/v1/invoices/${other.id}/pay`, test)
     expect([manual.status, manual.body.status]).toEqual([200, "paid"])
 
+    // a create: answered from the object it created, and that answer is kept: later replays show it as
+    // given, not the changes made to the object since
+    const created = await cutThenRetry("/v1/payments", live, { data: { amount: 250 } })
+    expect([created.status, created.body.status]).toEqual([201, "requires_payment_method"])
+    await s.call("POST", `/v1/test_helpers/payments/${created.body.payment_intent_id}/succeed`, { key: live })
+    const replayed = await s.call("POST", "/v1/payments", {
+      key: live,
+      headers: { "idempotency-key": `k-${calls}` },
+      body: { data: { amount: 250 } }
+    })
+    expect([replayed.status, replayed.body]).toEqual([201, created.body])
+    expect((await s.call("GET", `/v1/payments/${created.body.payment_intent_id}`, { key: live })).body.status).toBe(
+      "successful"
+    )
+
     // every cut was a server fault, reported once each, and nothing else went wrong
     expect(s.faults).toHaveLength(calls)
   })

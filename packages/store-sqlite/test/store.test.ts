@@ -323,7 +323,8 @@ describe("SqliteStore beyond the port's contract", () => {
         yield* backToBack(store, 100, () => {})
         expect(pauses).toBe(0)
         // a fresh line of another store followed by a leftover tail is read from its first line
-        yield* backToBack(store, 100, () =>
+        // (300 ms, not 100: a machine busy with other work gives fewer streaks of hold_max_ms per moment)
+        yield* backToBack(store, 300, () =>
           writeFileSync(waiting, `0000012345.other ${String(Date.now()).padStart(15, "0")}\n6\n`)
         )
         expect(pauses).toBeGreaterThanOrEqual(1)
@@ -331,7 +332,7 @@ describe("SqliteStore beyond the port's contract", () => {
         writeFileSync(waiting, "")
         // another store polls (writes in each unit here, so its record is always fresh): it pauses every
         // hold_max_ms, the same workload as above
-        yield* backToBack(store, 100, () => signal(Date.now()))
+        yield* backToBack(store, 300, () => signal(Date.now()))
         expect(pauses).toBeGreaterThanOrEqual(2)
       })
     )

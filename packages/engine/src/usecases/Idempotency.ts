@@ -168,7 +168,7 @@ const once = <A, R, R2>(
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
       const row = existing.data as IdempotencyRow
-      const answer = yield* answerFrom(row, fingerprint, recover)
+      const answer = yield* answerFrom(id, row, fingerprint, recover)
       // still running elsewhere, or cut off by a stop: wait a little for its answer
       return answer === unanswered ? yield* awaitOther(id, fingerprint, recover, deadline, row) : answer.value
     }
@@ -325,10 +325,11 @@ const unanswered: unique symbol = Symbol("unanswered")
  * with it), or `unanswered`.
  */
 const answerFrom = <A, R2>(
+  id: string,
   row: IdempotencyRow,
   fingerprint: Fingerprint,
   recover: Recover<A, R2> | undefined
-): Effect.Effect<{ readonly value: A } | typeof unanswered, DomainError | StoreError, R2> =>
+): Effect.Effect<{ readonly value: A } | typeof unanswered, DomainError | StoreError, R2 | Store> =>
   Effect.gen(function* () {
     if (!sameRequest(row, fingerprint)) {
       return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
@@ -339,10 +340,34 @@ const answerFrom = <A, R2>(
     const touched = row.touched ?? []
     if (recover !== undefined && touched.length > 0) {
       const recovered = yield* recover(touchedObjects(touched))
-      if (recovered !== undefined) return { value: recovered }
+      if (recovered !== undefined) {
+        yield* keepRecovered(id, recovered)
+        return { value: recovered }
+      }
     }
     return unanswered
   })
+
+/**
+ * Records a recovered answer as the key's answer while the key has none, so
+ * every later retry replays it as given (before, each one read the objects
+ * again and showed what changed them since). A first use still running in
+ * another process overwrites it with its own when it ends.
+ */
+const keepRecovered = (id: string, value: unknown): Effect.Effect<void, StoreError, Store> =>
+  unitOfWork((tx) =>
+    Effect.gen(function* () {
+      const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
+      if (current === undefined || (current.data.status === "completed" && current.data.outcome !== null)) return
+      yield* tx.update(revise(current, { ...current.data, status: "completed", outcome: { ok: true, value } }))
+    })
+  ).pipe(
+    // the key's row has no unique keys: a duplicate is a defect
+    Effect.catchIf(
+      (e) => e instanceof DuplicateKey,
+      (e) => Effect.die(e)
+    )
+  )
 
 /**
  * Polls the key's row while its first use (in another process on this store,
@@ -365,7 +390,7 @@ const awaitOther = <A, R2>(
       const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
       if (existing === undefined) continue // the first use's unit did not commit (yet)
       last = existing.data as IdempotencyRow
-      const answer = yield* answerFrom(last, fingerprint, recover)
+      const answer = yield* answerFrom(id, last, fingerprint, recover)
       if (answer !== unanswered) return answer.value
     }
     if (last === undefined) return yield* Effect.fail(inProgress())
