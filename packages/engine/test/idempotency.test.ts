@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Businesses, Conversions, DuplicateKey, Idempotency, Store, Transfers } from "@xaalis/engine"
+import { Balance, Businesses, Conversions, DuplicateKey, Idempotency, Invoices, Store, Transfers } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import { business, codeOf, testLayer } from "./setup.ts"
 
@@ -287,6 +287,74 @@ describe("idempotency across processes on one store", () => {
       const b = yield* Fiber.join(second)
       assert.deepStrictEqual(b, a)
       assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect(
+    "a retry while the first use still runs elsewhere waits for its answer; it recovers only after the wait",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        const other = yield* otherProcess
+        const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
+        const recover: Idempotency.Recover<unknown, Store> = (touched) => {
+          const made = touched.find((t) => t.kind === "invoice")
+          return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+        }
+        const gate = yield* Deferred.make<void>()
+        // the first use reminds, and is held before its answer is recorded
+        const first = yield* Effect.forkChild(
+          Idempotency.idempotent(
+            live,
+            "k",
+            "f",
+            Effect.tap(Invoices.remindInvoice(live, inv.id), () => Deferred.await(gate)),
+            recover
+          ).pipe(Effect.provideService(Store, other))
+        )
+        while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+        // meanwhile another client reminds the same invoice, with no key
+        yield* Invoices.remindInvoice(live, inv.id)
+        // a retry of the first: a review saw it answer at once from the invoice as it now is (2 reminders)
+        const retry = yield* Effect.forkChild(
+          Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover)
+        )
+        yield* realSleep(100)
+        assert.isUndefined(retry.pollUnsafe())
+        yield* Deferred.succeed(gate, undefined)
+        const a = (yield* Fiber.join(first)) as { reminder_count: number }
+        const b = (yield* Fiber.join(retry)) as { reminder_count: number }
+        assert.deepStrictEqual([a.reminder_count, b.reminder_count], [1, 1])
+        const later = (yield* Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Invoices.remindInvoice(live, inv.id),
+          recover
+        )) as {
+          reminder_count: number
+        }
+        assert.strictEqual(later.reminder_count, 1)
+        assert.strictEqual((yield* Invoices.getInvoice(live, inv.id)).reminder_count, 2)
+      }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a key cut off after its effect is answered from it after the wait, and that answer is kept", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
+      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
+        const made = touched.find((t) => t.kind === "invoice")
+        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+      }
+      const cut = Effect.flatMap(Invoices.remindInvoice(live, inv.id), () => Effect.interrupt)
+      yield* Effect.exit(Idempotency.idempotent(live, "k", "f", cut, recover))
+      const retry = Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover, 50)
+      const first = (yield* retry) as { reminder_count: number }
+      assert.strictEqual(first.reminder_count, 1)
+      yield* Invoices.remindInvoice(live, inv.id) // a change after the recovered answer
+      assert.deepStrictEqual(yield* retry, first)
+      assert.strictEqual((yield* Invoices.getInvoice(live, inv.id)).reminder_count, 2)
     }).pipe(Effect.provide(testLayer()))
   )
 

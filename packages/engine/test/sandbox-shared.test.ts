@@ -105,7 +105,7 @@ describe("Sandbox.layerShared: one sandbox on one store for several processes", 
   })
 })
 
-describe("the simulated payout rail remembers the keys it paid", () => {
+describe("the simulated payout rail answers a key's first outcome", () => {
   it("a key paid before is answered paid again, even with failures asked for, which stay for other keys", async () => {
     for (const shared of [false, true]) {
       const store = await aStore()
@@ -120,7 +120,12 @@ describe("the simulated payout rail remembers the keys it paid", () => {
         again: { reference: "PO-payout-1" }
       })
       expect({ shared, failed: failed(await send(a, "biz-1", "payout-2")) }).toEqual({ shared, failed: true })
-      expect(await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).payouts)).toHaveLength(1)
+      // a failed key fails again when sent again (nothing was paid under it), taking no other failure
+      await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).failNextPayouts(1, "biz-1"))
+      expect({ shared, failed: failed(await send(a, "biz-1", "payout-2")) }).toEqual({ shared, failed: true })
+      expect({ shared, failed: failed(await send(a, "biz-1", "payout-3")) }).toEqual({ shared, failed: true })
+      expect({ shared, failed: failed(await send(a, "biz-1", "payout-4")) }).toEqual({ shared, failed: false })
+      expect(await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).payouts)).toHaveLength(2)
     }
   })
 
@@ -133,5 +138,22 @@ describe("the simulated payout rail remembers the keys it paid", () => {
     const resent = await send(b, "biz-1", "payout-1")
     expect(Exit.isSuccess(resent) ? resent.value : resent).toEqual({ reference: "PO-payout-1" })
     expect(failed(await send(b, "biz-1", "payout-2"))).toBe(true)
+  })
+
+  it("shared: two sends of one key at once get one outcome, with a failure asked for taken once", async () => {
+    for (let round = 0; round < 20; round++) {
+      const store = await aStore()
+      // each unit of work yields a few times, so the two sends interleave
+      const slow = Store.of({
+        ledger: store.ledger,
+        transact: (work) => store.transact((tx) => Effect.andThen(Effect.sleep(1), work(tx)))
+      })
+      const a = await worldOn(slow)
+      const b = await worldOn(slow)
+      await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).failNextPayouts(1, "biz-1"))
+      const [x, y] = await Promise.all([send(a, "biz-1", "p1"), send(b, "biz-1", "p1")])
+      expect({ round, outcomes: [failed(x), failed(y)] }).toEqual({ round, outcomes: [true, true] })
+      expect(failed(await send(a, "biz-1", "p2"))).toBe(false)
+    }
   })
 })

@@ -139,6 +139,13 @@ export interface HttpApiOptions {
    * Default on.
    */
   readonly authCache?: { readonly max?: number; readonly ttlMs?: number } | false
+  /**
+   * How long (ms of real time, from its arrival) a request waits for the
+   * answer of an earlier use of its Idempotency-Key still running in another
+   * process, or cut off by a stop, before it is answered from what that use
+   * wrote or gets 409 (default `Idempotency.in_flight_wait_ms`, 3,000).
+   */
+  readonly idempotencyWaitMs?: number
   /** Called once per request, after the answer is built. */
   readonly onRequest?: (entry: RequestLog) => void
   /** Called with every internal fault. */
@@ -568,6 +575,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- one operation
+  const idempotencyWait = options.idempotencyWaitMs ?? Idempotency.in_flight_wait_ms
+  if (!Number.isFinite(idempotencyWait) || idempotencyWait < 0) {
+    throw new RangeError("idempotencyWaitMs must be a number >= 0")
+  }
   const failure = (cause: Cause.Cause<unknown>, request_id: string, context: string): ApiResponse => {
     const error = Cause.findErrorOption(cause)
     if (Option.isSome(error) && isDomainError(error.value) && error.value.code !== "internal_error") {
@@ -687,7 +698,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
             work,
             r.recover === undefined || caller === undefined
               ? undefined
-              : (touched) => (r.recover as Recover)(caller, touched)
+              : (touched) => (r.recover as Recover)(caller, touched),
+            idempotencyWait
           )
         : work
     const writes: OutboxWrites = { units: 0 }

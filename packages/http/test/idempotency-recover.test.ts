@@ -7,6 +7,7 @@
  * crash audit saw it after SIGKILLs).
  */
 import { type Doc, MemoryStore, Store } from "@xaalis/engine"
+import { makeHttpApi } from "@xaalis/http"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Setup, setup } from "./helpers.ts"
@@ -43,7 +44,7 @@ const cuttable = () => {
 describe("a retry after the answer was lost", () => {
   it("is answered from what the first request wrote: actions, helpers and chain transfers, one effect each", async () => {
     const c = cuttable()
-    s = setup({ store: c.layer })
+    s = setup({ store: c.layer, idempotencyWaitMs: 50 })
     const { secret_key_live: live, secret_key_test: test } = await s.business()
 
     /** The first call is cut off after its effect (500); the retry under its key answers. */
@@ -140,5 +141,12 @@ describe("a retry after the answer was lost", () => {
 
     // every cut was a server fault, reported once each, and nothing else went wrong
     expect(s.faults).toHaveLength(calls)
+  })
+})
+
+describe("idempotencyWaitMs", () => {
+  it("is a number of milliseconds >= 0", () => {
+    expect(() => makeHttpApi({ idempotencyWaitMs: -1 })).toThrow(RangeError)
+    expect(() => makeHttpApi({ idempotencyWaitMs: Number.NaN })).toThrow(RangeError)
   })
 })

@@ -101,14 +101,16 @@ export const idempotent = <A, R, R2 = never>(
   key: string,
   fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
-  recover?: Recover<A, R2>
+  recover?: Recover<A, R2>,
+  /** `in_flight_wait_ms` unless given. */
+  wait_ms: number = in_flight_wait_ms
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const store = yield* Store
     const id = rowId(caller, key)
     // a use waits for another process's answer until `in_flight_wait_ms` after it arrived, its wait in
     // this process's queue included (uses queued behind one another give up together)
-    const deadline = performance.now() + in_flight_wait_ms
+    const deadline = performance.now() + wait_ms
     // one use of a key at a time in this process: a second one waits for the first to finish,
     // then finds its record and replays it (instead of "in progress" for a request that is only slower)
     const running = runningFor(store)
@@ -168,7 +170,7 @@ const once = <A, R, R2>(
     const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
     if (existing !== undefined) {
       const row = existing.data as IdempotencyRow
-      const answer = yield* answerFrom(id, row, fingerprint, recover)
+      const answer = yield* answerFrom<A>(row, fingerprint)
       // still running elsewhere, or cut off by a stop: wait a little for its answer
       return answer === unanswered ? yield* awaitOther(id, fingerprint, recover, deadline, row) : answer.value
     }
@@ -278,9 +280,13 @@ const once = <A, R, R2>(
           yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: done(freshRow(0)) }))
         } else if (current.data.owner !== owner) {
           return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
+        } else if (current.data.status === "completed" && current.data.outcome !== null) {
+          // a retry recovered an answer while this use ran past its wait: that answer was given first
+          return current.data.outcome as Recorded<A>
         } else {
           yield* tx.update(revise(current, done(current.data)))
         }
+        return outcome
       })
     ).pipe(
       // another execution took the key while this one committed nothing: its answer is the answer
@@ -291,7 +297,7 @@ const once = <A, R, R2>(
     )
     return recorded === taken
       ? yield* awaitOther(id, fingerprint, recover, deadline, undefined)
-      : yield* replay(outcome)
+      : yield* replay(recorded)
   })
 
 const inProgress = () => conflict("A request with this Idempotency-Key is in progress; retry shortly.")
@@ -315,59 +321,64 @@ const pause = (ms: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(handle))
   })
 
-/** `answerFrom`'s answer when the key's first use has not recorded its answer and no `recover` answers for it. */
+/** `answerFrom`'s answer when the key's first use has not recorded its answer. */
 const unanswered: unique symbol = Symbol("unanswered")
 
 /**
  * What a later use of a key answers from the key's row: the recorded answer
- * (replayed), `idempotency_conflict` for another request, the object the first
- * use wrote (a create's `recover`: the effect committed, as the row commits
- * with it), or `unanswered`.
+ * (replayed), `idempotency_conflict` for another request, or `unanswered`.
  */
-const answerFrom = <A, R2>(
-  id: string,
+const answerFrom = <A>(
   row: IdempotencyRow,
-  fingerprint: Fingerprint,
-  recover: Recover<A, R2> | undefined
-): Effect.Effect<{ readonly value: A } | typeof unanswered, DomainError | StoreError, R2 | Store> =>
-  Effect.gen(function* () {
-    if (!sameRequest(row, fingerprint)) {
-      return yield* Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
-    }
-    if (row.status === "completed" && row.outcome !== null) {
-      return { value: yield* replay(row.outcome as Recorded<A>) }
-    }
-    const touched = row.touched ?? []
-    if (recover !== undefined && touched.length > 0) {
-      const recovered = yield* recover(touchedObjects(touched))
-      if (recovered !== undefined) {
-        yield* keepRecovered(id, recovered)
-        return { value: recovered }
-      }
-    }
-    return unanswered
-  })
+  fingerprint: Fingerprint
+): Effect.Effect<{ readonly value: A } | typeof unanswered, DomainError> => {
+  if (!sameRequest(row, fingerprint)) {
+    return Effect.fail(conflict("This Idempotency-Key was already used with a different request."))
+  }
+  if (row.status === "completed" && row.outcome !== null) {
+    return Effect.map(replay(row.outcome as Recorded<A>), (value) => ({ value }))
+  }
+  return Effect.succeed(unanswered)
+}
 
 /**
- * Records a recovered answer as the key's answer while the key has none, so
- * every later retry replays it as given (before, each one read the objects
- * again and showed what changed them since). A first use still running in
- * another process overwrites it with its own when it ends.
+ * The answer of a key whose first use has not answered by the deadline (cut
+ * off by a stop after its effect, as a rule): `recover` reads it from the
+ * objects the first use wrote, and it is recorded as the key's answer, so every
+ * later retry replays it as given. Undefined when there is no `recover` or it
+ * cannot answer. If an answer was recorded meanwhile (the first use ended
+ * after all), that one is the answer.
  */
-const keepRecovered = (id: string, value: unknown): Effect.Effect<void, StoreError, Store> =>
-  unitOfWork((tx) =>
-    Effect.gen(function* () {
-      const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
-      if (current === undefined || (current.data.status === "completed" && current.data.outcome !== null)) return
-      yield* tx.update(revise(current, { ...current.data, status: "completed", outcome: { ok: true, value } }))
-    })
-  ).pipe(
-    // the key's row has no unique keys: a duplicate is a defect
-    Effect.catchIf(
-      (e) => e instanceof DuplicateKey,
-      (e) => Effect.die(e)
+const recoverAnswer = <A, R2>(
+  id: string,
+  row: IdempotencyRow,
+  recover: Recover<A, R2> | undefined
+): Effect.Effect<{ readonly value: A } | undefined, DomainError | StoreError, R2 | Store> =>
+  Effect.gen(function* () {
+    const touched = row.touched ?? []
+    if (recover === undefined || touched.length === 0) return undefined
+    const recovered = yield* recover(touchedObjects(touched))
+    if (recovered === undefined) return undefined
+    const kept = yield* unitOfWork((tx) =>
+      Effect.gen(function* () {
+        const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
+        if (current === undefined) return undefined
+        if (current.data.status === "completed" && current.data.outcome !== null) {
+          return current.data.outcome as Recorded<A>
+        }
+        const outcome: Recorded<A> = { ok: true, value: recovered }
+        yield* tx.update(revise(current, { ...current.data, status: "completed", outcome }))
+        return outcome
+      })
+    ).pipe(
+      // the key's row has no unique keys: a duplicate is a defect
+      Effect.catchIf(
+        (e) => e instanceof DuplicateKey,
+        (e) => Effect.die(e)
+      )
     )
-  )
+    return { value: kept === undefined ? recovered : yield* replay(kept) }
+  })
 
 /**
  * Polls the key's row while its first use (in another process on this store,
@@ -390,10 +401,13 @@ const awaitOther = <A, R2>(
       const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
       if (existing === undefined) continue // the first use's unit did not commit (yet)
       last = existing.data as IdempotencyRow
-      const answer = yield* answerFrom(id, last, fingerprint, recover)
+      const answer = yield* answerFrom<A>(last, fingerprint)
       if (answer !== unanswered) return answer.value
     }
     if (last === undefined) return yield* Effect.fail(inProgress())
+    // no answer by now: the first use was cut off after its effect (as a rule); read it from what it wrote
+    const recovered = yield* recoverAnswer(id, last, recover)
+    if (recovered !== undefined) return recovered.value
     const touched = last.touched ?? []
     const where =
       touched.length === 0

@@ -5,7 +5,7 @@ import { Ids } from "../../ports/Ids.ts"
 import { PayoutFailed, Payouts } from "../../ports/Payouts.ts"
 import { Processor } from "../../ports/Processor.ts"
 import { Rates } from "../../ports/Rates.ts"
-import { type Doc, Store, type StoreError } from "../../ports/Store.ts"
+import { type Doc, Store, type StoreError, type Tx } from "../../ports/Store.ts"
 import { putCounter, unitOfWorkIn } from "../../usecases/common.ts"
 
 /**
@@ -90,11 +90,14 @@ interface FailNextRow {
 }
 
 /**
- * Id of the Store row marking a payout the simulated rail paid, in a shared
- * world: a key sent again from another process (its sender stopped before
- * booking the outcome) is answered as paid, as a real rail remembers it.
+ * Id of the Store row keeping the simulated rail's outcome of a payout key, in
+ * a shared world: a key sent again (its sender stopped before booking the
+ * outcome, or two sends overlapped) gets the first outcome, as a rail with
+ * idempotency keys answers.
  */
-export const paidPayoutRowId = (idempotency_key: string): string => `sandbox_payout:${idempotency_key}`
+export const payoutOutcomeRowId = (idempotency_key: string): string => `sandbox_payout:${idempotency_key}`
+
+type PayoutOutcome = "paid" | "failed"
 
 type SandboxServices = Rates | Chain | Processor | Payouts | SandboxControl
 
@@ -134,15 +137,32 @@ const writeRow = <D>(store: Store["Service"], id: string, data: D) =>
     Effect.flatMap(tx.get("counter", id), (current) => putCounter(tx, { id, scope: null, now: 0, current, data }))
   )
 
-/** Takes one from a business's stored count of payouts to fail: true when there was one. */
-const takeStoredFailure = (store: Store["Service"], business_id: string) =>
+/** Takes one from a business's stored count of payouts to fail, in `tx`: true when there was one. */
+const takeStoredFailure = (tx: Tx, business_id: string) =>
+  Effect.gen(function* () {
+    const id = failNextRowId(business_id)
+    const doc = (yield* tx.get("counter", id)) as Doc<FailNextRow> | undefined
+    if (doc === undefined || doc.data.count <= 0) return false
+    yield* putCounter(tx, { id, scope: null, now: 0, current: doc, data: { count: doc.data.count - 1 } })
+    return true
+  })
+
+/**
+ * The outcome of a payout key on a shared world's rail, decided in one unit of
+ * work where two sends of one key meet: the key's first outcome when it has
+ * one, else failed when a failure was asked for (taken now), else paid; kept
+ * for the next send of the key.
+ */
+const decideShared = (store: Store["Service"], key: string, business_id: string | undefined, failGlobal: boolean) =>
   unitOfWorkIn(store, (tx) =>
     Effect.gen(function* () {
-      const id = failNextRowId(business_id)
-      const doc = (yield* tx.get("counter", id)) as Doc<FailNextRow> | undefined
-      if (doc === undefined || doc.data.count <= 0) return false
-      yield* putCounter(tx, { id, scope: null, now: 0, current: doc, data: { count: doc.data.count - 1 } })
-      return true
+      const id = payoutOutcomeRowId(key)
+      const known = (yield* tx.get("counter", id)) as Doc<{ readonly outcome: PayoutOutcome }> | undefined
+      if (known !== undefined) return { outcome: known.data.outcome, global: false }
+      const own = business_id !== undefined && (yield* takeStoredFailure(tx, business_id))
+      const outcome: PayoutOutcome = own || failGlobal ? "failed" : "paid"
+      yield* putCounter(tx, { id, scope: null, now: 0, current: undefined, data: { outcome } })
+      return { outcome, global: !own && failGlobal }
     })
   )
 
@@ -177,51 +197,58 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
     const processor = Processor.of({
       open: ({ payment_intent_id }) => Effect.succeed({ payment_link: `${base}/pay/${payment_intent_id}` })
     })
-    // a business's failures asked for: in the Store when shared (a store fault is a defect of the
-    // send: the payout stays claimed and is sent again when its claim lapses), else in the process
-    const takeOwnFailure = (business_id: string): Effect.Effect<boolean> => {
-      if (store !== undefined) return Effect.orDie(takeStoredFailure(store, business_id))
-      const own = failNextOf.get(business_id) ?? 0
-      if (own > 0) failNextOf.set(business_id, own - 1)
-      return Effect.succeed(own > 0)
+    /** In the process: each key's first outcome. */
+    const outcomes = new Map<string, PayoutOutcome>()
+    const answer = (
+      outcome: PayoutOutcome,
+      reference: string,
+      input: { readonly network: string; readonly amount: bigint; readonly account_number: string }
+    ): Effect.Effect<{ readonly reference: string }, PayoutFailed> => {
+      if (outcome === "failed") {
+        return Effect.fail(
+          new PayoutFailed({ message: `sandbox: ${input.network} payout to ${input.account_number} failed` })
+        )
+      }
+      // one payment per key, however often it is sent
+      if (!sent.some((s) => s.reference === reference)) {
+        sent.push({ reference, amount: input.amount, account_number: input.account_number })
+      }
+      return Effect.succeed({ reference })
     }
-    // whether the rail paid a key already (the port: "never PayoutFailed for a key it paid"): asked
-    // before any failure is taken, so a key sent again after a crash is answered as paid
-    const paidBefore = (reference: string, key: string): Effect.Effect<boolean> =>
-      sent.some((s) => s.reference === reference)
-        ? Effect.succeed(true)
-        : store === undefined
-          ? Effect.succeed(false)
-          : Effect.orDie(
-              unitOfWorkIn(store, (tx) => Effect.map(tx.get("counter", paidPayoutRowId(key)), (d) => d !== undefined))
-            )
-    const recordPaid = (key: string): Effect.Effect<void> =>
-      store === undefined ? Effect.void : Effect.orDie(writeRow(store, paidPayoutRowId(key), { paid: true }))
+    // a rail with idempotency keys: a key sent again gets its first outcome (the port: "never
+    // PayoutFailed for a key it paid"), so a failure asked for is taken only by a key's first send
     const payouts = Payouts.of({
       send: (input) => {
-        const reference = `PO-${input.idempotency_key}`
-        const paid = Effect.succeed({ reference })
-        return Effect.flatMap(paidBefore(reference, input.idempotency_key), (before) =>
-          before
-            ? paid
-            : Effect.flatMap(
-                input.business_id === undefined ? Effect.succeed(false) : takeOwnFailure(input.business_id),
-                (own) => {
-                  if (own || failNext > 0) {
-                    if (!own) failNext -= 1
-                    return Effect.fail(
-                      new PayoutFailed({
-                        message: `sandbox: ${input.network} payout to ${input.account_number} failed`
-                      })
-                    )
-                  }
-                  // two sends of one key at once (one outlived its claim): one payment
-                  if (!sent.some((s) => s.reference === reference)) {
-                    sent.push({ reference, amount: input.amount, account_number: input.account_number })
-                  }
-                  return Effect.as(recordPaid(input.idempotency_key), { reference })
-                }
-              )
+        const key = input.idempotency_key
+        const reference = `PO-${key}`
+        if (store === undefined) {
+          // in the process: decided synchronously, so two sends of one key cannot interleave
+          let outcome = outcomes.get(key)
+          if (outcome === undefined) {
+            const own = input.business_id === undefined ? 0 : (failNextOf.get(input.business_id) ?? 0)
+            if (own > 0) {
+              failNextOf.set(input.business_id as string, own - 1)
+              outcome = "failed"
+            } else if (failNext > 0) {
+              failNext -= 1
+              outcome = "failed"
+            } else outcome = "paid"
+            outcomes.set(key, outcome)
+          }
+          return answer(outcome, reference, input)
+        }
+        // shared: decided in one unit of work; the rail's store failing is a send that did not
+        // happen (no outcome kept, nothing paid)
+        return decideShared(store, key, input.business_id, failNext > 0).pipe(
+          Effect.tap(({ global }) =>
+            Effect.sync(() => {
+              if (global) failNext = Math.max(0, failNext - 1)
+            })
+          ),
+          Effect.matchEffect({
+            onFailure: () => answer("failed", reference, input),
+            onSuccess: ({ outcome }) => answer(outcome, reference, input)
+          })
         )
       }
     })
