@@ -339,6 +339,47 @@ describe("idempotency across processes on one store", () => {
       }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("a first use that ends after a retry recovered its answer answers that one: one answer per key", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const other = yield* otherProcess
+      const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
+      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
+        const made = touched.find((t) => t.kind === "invoice")
+        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+      }
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.tap(Invoices.remindInvoice(live, inv.id), () => Deferred.await(gate)),
+          recover
+        ).pipe(Effect.provideService(Store, other))
+      )
+      while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+      yield* Invoices.remindInvoice(live, inv.id) // another client, no key
+      // the first use runs past the retry's wait: the retry is answered from the invoice as it is (2)
+      const retried = (yield* Idempotency.idempotent(
+        live,
+        "k",
+        "f",
+        Invoices.remindInvoice(live, inv.id),
+        recover,
+        50
+      )) as {
+        reminder_count: number
+      }
+      assert.strictEqual(retried.reminder_count, 2)
+      yield* Deferred.succeed(gate, undefined)
+      const a = (yield* Fiber.join(first)) as { reminder_count: number }
+      assert.deepStrictEqual(a, retried)
+      const later = yield* Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover)
+      assert.deepStrictEqual(later, retried)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("a key cut off after its effect is answered from it after the wait, and that answer is kept", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
