@@ -396,8 +396,13 @@ const awaitOther = <A, R2>(
 ): Effect.Effect<A, DomainError | StoreError, R2 | Store> =>
   Effect.gen(function* () {
     let last = seen
-    for (let wait = 5; performance.now() < deadline; wait = Math.min(wait * 2, 100)) {
-      yield* pause(wait)
+    // a use that has not read the row yet reads it once at least, even past its deadline (a long request
+    // whose key another process took)
+    for (let wait = seen === undefined ? 0 : 5; ; wait = Math.min(Math.max(wait, 5) * 2, 100)) {
+      if (wait > 0) {
+        if (performance.now() >= deadline) break
+        yield* pause(wait)
+      }
       const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
       if (existing === undefined) continue // the first use's unit did not commit (yet)
       last = existing.data as IdempotencyRow
