@@ -259,6 +259,45 @@ describe("idempotency across processes on one store", () => {
       store.transact((tx) => tx.get("idempotency", `${caller.business_id}:${mode}:${key}`))
     )
 
+  /**
+   * An invoice; a `recover` answering from it (as the HTTP routes' do); and a
+   * first use of key "k" in another process that reminds it and is held before
+   * its answer is recorded, until `release` (its row is there on return).
+   */
+  const remindHeldElsewhere = Effect.gen(function* () {
+    const { live } = yield* business()
+    const other = yield* otherProcess
+    const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
+    const recover: Idempotency.Recover<unknown, Store> = (touched) => {
+      const made = touched.find((t) => t.kind === "invoice")
+      return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+    }
+    const gate = yield* Deferred.make<void>()
+    const first = yield* Effect.forkChild(
+      Idempotency.idempotent(
+        live,
+        "k",
+        "f",
+        Effect.tap(Invoices.remindInvoice(live, inv.id), () => Deferred.await(gate)),
+        recover
+      ).pipe(Effect.provideService(Store, other))
+    )
+    while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+    const remind = (wait_ms?: number) =>
+      Effect.map(
+        Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover, wait_ms),
+        (answer) => (answer as { reminder_count: number }).reminder_count
+      )
+    return {
+      live,
+      inv,
+      recover,
+      remind,
+      release: Deferred.succeed(gate, undefined),
+      first: Effect.map(Fiber.join(first), (answer) => (answer as { reminder_count: number }).reminder_count)
+    }
+  })
+
   it.effect("a use that finds the key's row still running waits for the first's answer and replays it", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
@@ -294,89 +333,26 @@ describe("idempotency across processes on one store", () => {
     "a retry while the first use still runs elsewhere waits for its answer; it recovers only after the wait",
     () =>
       Effect.gen(function* () {
-        const { live } = yield* business()
-        const other = yield* otherProcess
-        const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
-        const recover: Idempotency.Recover<unknown, Store> = (touched) => {
-          const made = touched.find((t) => t.kind === "invoice")
-          return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
-        }
-        const gate = yield* Deferred.make<void>()
-        // the first use reminds, and is held before its answer is recorded
-        const first = yield* Effect.forkChild(
-          Idempotency.idempotent(
-            live,
-            "k",
-            "f",
-            Effect.tap(Invoices.remindInvoice(live, inv.id), () => Deferred.await(gate)),
-            recover
-          ).pipe(Effect.provideService(Store, other))
-        )
-        while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
-        // meanwhile another client reminds the same invoice, with no key
-        yield* Invoices.remindInvoice(live, inv.id)
+        const held = yield* remindHeldElsewhere
+        yield* Invoices.remindInvoice(held.live, held.inv.id) // another client reminds, with no key
         // a retry of the first: a review saw it answer at once from the invoice as it now is (2 reminders)
-        const retry = yield* Effect.forkChild(
-          Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover)
-        )
+        const retry = yield* Effect.forkChild(held.remind())
         yield* realSleep(100)
         assert.isUndefined(retry.pollUnsafe())
-        yield* Deferred.succeed(gate, undefined)
-        const a = (yield* Fiber.join(first)) as { reminder_count: number }
-        const b = (yield* Fiber.join(retry)) as { reminder_count: number }
-        assert.deepStrictEqual([a.reminder_count, b.reminder_count], [1, 1])
-        const later = (yield* Idempotency.idempotent(
-          live,
-          "k",
-          "f",
-          Invoices.remindInvoice(live, inv.id),
-          recover
-        )) as {
-          reminder_count: number
-        }
-        assert.strictEqual(later.reminder_count, 1)
-        assert.strictEqual((yield* Invoices.getInvoice(live, inv.id)).reminder_count, 2)
+        yield* held.release
+        assert.deepStrictEqual([yield* held.first, yield* Fiber.join(retry), yield* held.remind()], [1, 1, 1])
+        assert.strictEqual((yield* Invoices.getInvoice(held.live, held.inv.id)).reminder_count, 2)
       }).pipe(Effect.provide(testLayer()))
   )
 
   it.effect("a first use that ends after a retry recovered its answer answers that one: one answer per key", () =>
     Effect.gen(function* () {
-      const { live } = yield* business()
-      const other = yield* otherProcess
-      const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
-      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
-        const made = touched.find((t) => t.kind === "invoice")
-        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
-      }
-      const gate = yield* Deferred.make<void>()
-      const first = yield* Effect.forkChild(
-        Idempotency.idempotent(
-          live,
-          "k",
-          "f",
-          Effect.tap(Invoices.remindInvoice(live, inv.id), () => Deferred.await(gate)),
-          recover
-        ).pipe(Effect.provideService(Store, other))
-      )
-      while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
-      yield* Invoices.remindInvoice(live, inv.id) // another client, no key
+      const held = yield* remindHeldElsewhere
+      yield* Invoices.remindInvoice(held.live, held.inv.id) // another client, no key
       // the first use runs past the retry's wait: the retry is answered from the invoice as it is (2)
-      const retried = (yield* Idempotency.idempotent(
-        live,
-        "k",
-        "f",
-        Invoices.remindInvoice(live, inv.id),
-        recover,
-        50
-      )) as {
-        reminder_count: number
-      }
-      assert.strictEqual(retried.reminder_count, 2)
-      yield* Deferred.succeed(gate, undefined)
-      const a = (yield* Fiber.join(first)) as { reminder_count: number }
-      assert.deepStrictEqual(a, retried)
-      const later = yield* Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover)
-      assert.deepStrictEqual(later, retried)
+      assert.strictEqual(yield* held.remind(50), 2)
+      yield* held.release
+      assert.deepStrictEqual([yield* held.first, yield* held.remind()], [2, 2])
     }).pipe(Effect.provide(testLayer()))
   )
 
