@@ -356,6 +356,52 @@ describe("idempotency across processes on one store", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("a use past its deadline that meets the key just taken waits a whole wait before recovering", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const other = yield* otherProcess
+      const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
+      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
+        const made = touched.find((t) => t.kind === "invoice")
+        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+      }
+      const count = (answer: unknown) => (answer as { reminder_count: number }).reminder_count
+      const start = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      // this process's use found no row, and reaches its first write only after its own wait (400 ms) is over
+      const late = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.andThen(Effect.andThen(Deferred.await(start), realSleep(450)), Invoices.remindInvoice(live, inv.id)),
+          recover,
+          400
+        )
+      )
+      // the other process's use takes the key, reminds, waits at the gate, reminds again: its answer is 2
+      const early = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "k",
+          "f",
+          Effect.andThen(
+            Effect.andThen(Invoices.remindInvoice(live, inv.id), Deferred.await(gate)),
+            Invoices.remindInvoice(live, inv.id)
+          ),
+          recover
+        ).pipe(Effect.provideService(Store, other))
+      )
+      while ((yield* rowOf(live, "k")) === undefined) yield* realSleep(5)
+      yield* Deferred.succeed(start, undefined)
+      yield* realSleep(500) // the late use met the key taken, past its deadline: a review saw it recover at once (1)
+      assert.isUndefined(late.pollUnsafe())
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual([count(yield* Fiber.join(early)), count(yield* Fiber.join(late))], [2, 2])
+      assert.strictEqual((yield* Invoices.getInvoice(live, inv.id)).reminder_count, 2)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("a key cut off after its effect is answered from it after the wait, and that answer is kept", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -154,6 +154,11 @@ describe("the simulated payout rail answers a key's first outcome", () => {
       const [x, y] = await Promise.all([send(a, "biz-1", "p1"), send(b, "biz-1", "p1")])
       expect({ round, outcomes: [failed(x), failed(y)] }).toEqual({ round, outcomes: [true, true] })
       expect(failed(await send(a, "biz-1", "p2"))).toBe(false)
+      // a failure asked for without a business (kept in the process): two sends at once take it once
+      await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).failNextPayouts(1))
+      const [u, v] = await Promise.all([send(a, "biz-1", "p3"), send(a, "biz-1", "p4")])
+      expect({ round, failures: [failed(u), failed(v)].filter(Boolean).length }).toEqual({ round, failures: 1 })
+      expect(failed(await send(a, "biz-1", "p5"))).toBe(false)
     }
   })
 })

@@ -698,7 +698,11 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
             work,
             r.recover === undefined || caller === undefined
               ? undefined
-              : (touched) => (r.recover as Recover)(caller, touched),
+              : (touched) => {
+                  const read = (r.recover as Recover)(caller, touched)
+                  // a recovered answer shows the object as of now: the shared sandbox's now
+                  return shared ? Effect.andThen(refreshShared, read) : read
+                },
             idempotencyWait
           )
         : work

@@ -88,13 +88,15 @@ class KeyTaken extends Data.TaggedError("KeyTaken")<{ readonly key: string }> {}
  * - Same key while the first is still running in this process: waits for it
  *   to end, then as above (a replay, or the conflict for another request).
  * - Same key while the first is still running in another process, or after
- *   it was interrupted between its effects and their recording (a crash):
- *   answered by `recover` from the objects the first one wrote when given (a
- *   create reads what it created); else the key's row is read again for up to
- *   `in_flight_wait_ms` (real time) until the first records its answer, then
- *   as above; else `idempotency_conflict` naming those objects. Never a second
- *   effect. Server faults (`StoreError`, defects) are not recorded, so a retry
- *   after a fault that committed nothing runs again.
+ *   it was interrupted between its effects and their recording (a crash): the
+ *   key's row is read again until `wait_ms` (default `in_flight_wait_ms`, real
+ *   time) after this use arrived, and the first's answer replayed once it is
+ *   recorded. Still none, and the row seen unanswered for `wait_ms` at least:
+ *   `recover` answers from the objects the first use wrote (a create reads
+ *   what it created), and that answer is recorded as the key's; else
+ *   `idempotency_conflict` naming those objects. Never a second effect.
+ *   Server faults (`StoreError`, defects) are not recorded, so a retry after
+ *   a fault that committed nothing runs again.
  */
 export const idempotent = <A, R, R2 = never>(
   caller: Caller,
@@ -132,7 +134,7 @@ export const idempotent = <A, R, R2 = never>(
           }
           yield* restore(Deferred.await(ahead))
         }
-        return yield* restore(once(store, caller, id, key, fingerprint, request, recover, deadline)).pipe(
+        return yield* restore(once(store, caller, id, key, fingerprint, request, recover, deadline, wait_ms)).pipe(
           Effect.ensuring(release)
         )
       })
@@ -163,7 +165,8 @@ const once = <A, R, R2>(
   fingerprint: Fingerprint,
   request: Effect.Effect<A, DomainError | StoreError, R>,
   recover: Recover<A, R2> | undefined,
-  deadline: number
+  deadline: number,
+  wait_ms: number
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
     const t = yield* now
@@ -172,7 +175,7 @@ const once = <A, R, R2>(
       const row = existing.data as IdempotencyRow
       const answer = yield* answerFrom<A>(row, fingerprint)
       // still running elsewhere, or cut off by a stop: wait a little for its answer
-      return answer === unanswered ? yield* awaitOther(id, fingerprint, recover, deadline, row) : answer.value
+      return answer === unanswered ? yield* awaitOther(id, fingerprint, recover, deadline, row, wait_ms) : answer.value
     }
     const ids = yield* Ids
     const owner = yield* ids.uuid
@@ -270,7 +273,7 @@ const once = <A, R, R2>(
     )
     // another execution (another process on this store) took the key while this one ran: this one's
     // write was rolled back with its unit; wait for the other's answer
-    if (outcome === taken) return yield* awaitOther(id, fingerprint, recover, deadline, undefined)
+    if (outcome === taken) return yield* awaitOther(id, fingerprint, recover, deadline, undefined, wait_ms)
     const recorded = yield* unitOfWork((tx) =>
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
@@ -296,7 +299,7 @@ const once = <A, R, R2>(
       )
     )
     return recorded === taken
-      ? yield* awaitOther(id, fingerprint, recover, deadline, undefined)
+      ? yield* awaitOther(id, fingerprint, recover, deadline, undefined, wait_ms)
       : yield* replay(recorded)
   })
 
@@ -383,24 +386,31 @@ const recoverAnswer = <A, R2>(
 /**
  * Polls the key's row while its first use (in another process on this store,
  * or cut off by a stop) has not recorded its answer, until `deadline` (real
- * time, `performance.now()`): then answers as `answerFrom`, else `409` naming
- * what the first use wrote (`seen`: the row as last read). Reads only: this
- * execution never runs the request.
+ * time, `performance.now()`) and, when `recover` may answer, until the row has
+ * been seen unanswered for `wait_ms`: the recorded answer is replayed;
+ * none: `recoverAnswer`, else `409` naming what the first use wrote (`seen`:
+ * the row as last read, if any). Reads only, but for recording a recovered
+ * answer: this execution never runs the request.
  */
 const awaitOther = <A, R2>(
   id: string,
   fingerprint: Fingerprint,
   recover: Recover<A, R2> | undefined,
   deadline: number,
-  seen: IdempotencyRow | undefined
+  seen: IdempotencyRow | undefined,
+  wait_ms: number
 ): Effect.Effect<A, DomainError | StoreError, R2 | Store> =>
   Effect.gen(function* () {
     let last = seen
-    // a use that has not read the row yet reads it once at least, even past its deadline (a long request
-    // whose key another process took)
+    // when the row was first seen unanswered: it is recovered only once it has stayed so for a whole
+    // wait (a first use that has just begun, met by a use past its own deadline, is waited for)
+    let since = seen === undefined ? undefined : performance.now()
+    // a use that has not read the row yet reads it once at least, even past its deadline
     for (let wait = seen === undefined ? 0 : 5; ; wait = Math.min(Math.max(wait, 5) * 2, 100)) {
       if (wait > 0) {
-        if (performance.now() >= deadline) break
+        const t = performance.now()
+        const watched = since === undefined || recover === undefined || t - since >= wait_ms
+        if (t >= deadline && watched) break
         yield* pause(wait)
       }
       const existing = yield* unitOfWork((tx) => tx.get("idempotency", id))
@@ -408,6 +418,7 @@ const awaitOther = <A, R2>(
       last = existing.data as IdempotencyRow
       const answer = yield* answerFrom<A>(last, fingerprint)
       if (answer !== unanswered) return answer.value
+      since ??= performance.now()
     }
     if (last === undefined) return yield* Effect.fail(inProgress())
     // no answer by now: the first use was cut off after its effect (as a rule); read it from what it wrote

@@ -237,17 +237,21 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
           }
           return answer(outcome, reference, input)
         }
-        // shared: decided in one unit of work; the rail's store failing is a send that did not
-        // happen (no outcome kept, nothing paid)
-        return decideShared(store, key, input.business_id, failNext > 0).pipe(
-          Effect.tap(({ global }) =>
-            Effect.sync(() => {
-              if (global) failNext = Math.max(0, failNext - 1)
-            })
-          ),
+        // shared: decided in one unit of work. A failure asked for without a business (kept in the
+        // process) is reserved first, so two sends at once cannot both take one; given back unless used
+        const reserved = failNext > 0
+        if (reserved) failNext -= 1
+        const giveBack = Effect.sync(() => {
+          if (reserved) failNext += 1
+        })
+        return decideShared(store, key, input.business_id, reserved).pipe(
+          // a commit whose end was not seen (a dropped connection) is settled by deciding again: the
+          // key's kept outcome answers then; a store that stays down is a send that did not happen
+          Effect.retry({ times: 2 }),
           Effect.matchEffect({
-            onFailure: () => answer("failed", reference, input),
-            onSuccess: ({ outcome }) => answer(outcome, reference, input)
+            onFailure: () => Effect.andThen(giveBack, answer("failed", reference, input)),
+            onSuccess: ({ outcome, global }) =>
+              Effect.andThen(global ? Effect.void : giveBack, answer(outcome, reference, input))
           })
         )
       }
