@@ -217,44 +217,46 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
     }
     // a rail with idempotency keys: a key sent again gets its first outcome (the port: "never
     // PayoutFailed for a key it paid"), so a failure asked for is taken only by a key's first send
-    const payouts = Payouts.of({
-      send: (input) => {
-        const key = input.idempotency_key
-        const reference = `PO-${key}`
-        if (store === undefined) {
-          // in the process: decided synchronously, so two sends of one key cannot interleave
-          let outcome = outcomes.get(key)
-          if (outcome === undefined) {
-            const own = input.business_id === undefined ? 0 : (failNextOf.get(input.business_id) ?? 0)
-            if (own > 0) {
-              failNextOf.set(input.business_id as string, own - 1)
-              outcome = "failed"
-            } else if (failNext > 0) {
-              failNext -= 1
-              outcome = "failed"
-            } else outcome = "paid"
-            outcomes.set(key, outcome)
-          }
-          return answer(outcome, reference, input)
+    const sendNow = (input: Parameters<Payouts["Service"]["send"]>[0]) => {
+      const key = input.idempotency_key
+      const reference = `PO-${key}`
+      if (store === undefined) {
+        // in the process: decided synchronously, so two sends of one key cannot interleave
+        let outcome = outcomes.get(key)
+        if (outcome === undefined) {
+          const own = input.business_id === undefined ? 0 : (failNextOf.get(input.business_id) ?? 0)
+          if (own > 0) {
+            failNextOf.set(input.business_id as string, own - 1)
+            outcome = "failed"
+          } else if (failNext > 0) {
+            failNext -= 1
+            outcome = "failed"
+          } else outcome = "paid"
+          outcomes.set(key, outcome)
         }
-        // shared: decided in one unit of work. A failure asked for without a business (kept in the
-        // process) is reserved first, so two sends at once cannot both take one; given back unless used
-        const reserved = failNext > 0
-        if (reserved) failNext -= 1
-        const giveBack = Effect.sync(() => {
-          if (reserved) failNext += 1
-        })
-        return decideShared(store, key, input.business_id, reserved).pipe(
-          // a commit whose end was not seen (a dropped connection) is settled by deciding again: the
-          // key's kept outcome answers then; a store that stays down is a send that did not happen
-          Effect.retry({ times: 2 }),
-          Effect.matchEffect({
-            onFailure: () => Effect.andThen(giveBack, answer("failed", reference, input)),
-            onSuccess: ({ outcome, global }) =>
-              Effect.andThen(global ? Effect.void : giveBack, answer(outcome, reference, input))
-          })
-        )
+        return answer(outcome, reference, input)
       }
+      // shared: decided in one unit of work. A failure asked for without a business (kept in the
+      // process) is reserved first, so two sends at once cannot both take one; given back unless used
+      const reserved = failNext > 0
+      if (reserved) failNext -= 1
+      const giveBack = Effect.sync(() => {
+        if (reserved) failNext += 1
+      })
+      return decideShared(store, key, input.business_id, reserved).pipe(
+        // a commit whose end was not seen (a dropped connection) is settled by deciding again: the
+        // key's kept outcome answers then; a store that stays down is a send that did not happen
+        Effect.retry({ times: 2 }),
+        Effect.matchEffect({
+          onFailure: () => Effect.andThen(giveBack, answer("failed", reference, input)),
+          onSuccess: ({ outcome, global }) =>
+            Effect.andThen(global ? Effect.void : giveBack, answer(outcome, reference, input))
+        })
+      )
+    }
+    const payouts = Payouts.of({
+      // decided when the send runs, not when it is built
+      send: (input) => Effect.suspend(() => sendNow(input))
     })
     const control = SandboxControl.of({
       setRate: (r, as_of) => {
