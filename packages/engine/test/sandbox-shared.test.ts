@@ -162,3 +162,23 @@ describe("the simulated payout rail answers a key's first outcome", () => {
     }
   })
 })
+
+describe("the simulated payout rail decides when a send runs", () => {
+  it("a failure asked for between building a send and running it is taken by that send", async () => {
+    for (const shared of [false, true]) {
+      const store = await aStore()
+      const a = await worldOn(store, "70", shared)
+      const built = Context.get(a, Payouts).send({
+        idempotency_key: "p1",
+        business_id: "biz-1",
+        network: "wave",
+        account_number: "7012345",
+        account_name: "Awa Njie",
+        amount: 10_000n
+      })
+      await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).failNextPayouts(1, "biz-1"))
+      expect({ shared, failed: failed(await Effect.runPromiseExit(built)) }).toEqual({ shared, failed: true })
+      expect(await Effect.runPromise(Context.get(a, Sandbox.SandboxControl).payouts)).toEqual([])
+    }
+  })
+})
