@@ -3,6 +3,27 @@ import { Balance, Businesses, Conversions, DuplicateKey, Idempotency, Invoices, 
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import { business, codeOf, testLayer } from "./setup.ts"
 
+type Live = Effect.Success<ReturnType<typeof business>>["live"]
+
+/** A create of key "k" whose effect commits, then is interrupted before its answer is recorded. */
+const createCutOff = (live: Live) =>
+  Effect.exit(
+    Idempotency.idempotent(
+      live,
+      "k",
+      "f",
+      Effect.flatMap(Conversions.createConversion(live, { gmd_amount: 500000n }), () => Effect.interrupt)
+    )
+  )
+
+/** A `recover` answering from the invoice a request wrote, as the HTTP routes' do. */
+const invoiceRecover =
+  (live: Live): Idempotency.Recover<unknown, Store> =>
+  (touched) => {
+    const made = touched.find((t) => t.kind === "invoice")
+    return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
+  }
+
 describe("idempotency records", () => {
   it.effect("same key and request: the first result, one effect; different request: idempotency_conflict", () =>
     Effect.gen(function* () {
@@ -75,11 +96,7 @@ describe("idempotency records", () => {
     Effect.gen(function* () {
       const { live } = yield* business()
       // the request's effect commits, then it is interrupted before its outcome is recorded
-      const interrupted = Effect.flatMap(
-        Conversions.createConversion(live, { gmd_amount: 500000n }),
-        () => Effect.interrupt
-      )
-      yield* Effect.exit(Idempotency.idempotent(live, "k", "f", interrupted))
+      yield* createCutOff(live)
       const retry = yield* Effect.flip(
         Idempotency.idempotent(live, "k", "f", Conversions.createConversion(live, { gmd_amount: 500000n }))
       )
@@ -268,10 +285,7 @@ describe("idempotency across processes on one store", () => {
     const { live } = yield* business()
     const other = yield* otherProcess
     const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
-    const recover: Idempotency.Recover<unknown, Store> = (touched) => {
-      const made = touched.find((t) => t.kind === "invoice")
-      return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
-    }
+    const recover = invoiceRecover(live)
     const gate = yield* Deferred.make<void>()
     const first = yield* Effect.forkChild(
       Idempotency.idempotent(
@@ -361,10 +375,7 @@ describe("idempotency across processes on one store", () => {
       const { live } = yield* business()
       const other = yield* otherProcess
       const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
-      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
-        const made = touched.find((t) => t.kind === "invoice")
-        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
-      }
+      const recover = invoiceRecover(live)
       const count = (answer: unknown) => (answer as { reminder_count: number }).reminder_count
       const start = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
@@ -406,10 +417,7 @@ describe("idempotency across processes on one store", () => {
     Effect.gen(function* () {
       const { live } = yield* business()
       const inv = yield* Invoices.createInvoice(live, { amount: 50000n, customer: "cus_1" })
-      const recover: Idempotency.Recover<unknown, Store> = (touched) => {
-        const made = touched.find((t) => t.kind === "invoice")
-        return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
-      }
+      const recover = invoiceRecover(live)
       const cut = Effect.flatMap(Invoices.remindInvoice(live, inv.id), () => Effect.interrupt)
       yield* Effect.exit(Idempotency.idempotent(live, "k", "f", cut, recover))
       const retry = Idempotency.idempotent(live, "k", "f", Invoices.remindInvoice(live, inv.id), recover, 50)
@@ -424,11 +432,7 @@ describe("idempotency across processes on one store", () => {
   it.effect("uses queued behind a key cut off after its effect give up together (the wait counts from arrival)", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
-      const interrupted = Effect.flatMap(
-        Conversions.createConversion(live, { gmd_amount: 500000n }),
-        () => Effect.interrupt
-      )
-      yield* Effect.exit(Idempotency.idempotent(live, "k", "f", interrupted))
+      yield* createCutOff(live)
       const settled: Array<number> = []
       const retry = Idempotency.idempotent(
         live,
