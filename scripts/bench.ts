@@ -4,7 +4,7 @@
  * a summary of their verdict lines (the lines that name a target).
  *
  * npm run bench                    # all of them
- * npm run bench -- server sqlite   # only these (core, engine, sqlite, postgres, server)
+ * npm run bench -- server sqlite   # only these (core, engine, sqlite, one-address, postgres, server)
  *
  * Exits non-zero when a benchmark crashed or failed (a benchmark that ran but
  * missed its target prints NOT MET and still exits 0: the figures are the result).
@@ -18,6 +18,7 @@ const benches = [
   { name: "core", file: "packages/core/bench/kernels.bench.ts" },
   { name: "engine", file: "packages/engine/bench/transfers.bench.ts" },
   { name: "sqlite", file: "packages/store-sqlite/bench/transfers.bench.ts" },
+  { name: "one-address", file: "packages/store-sqlite/bench/one-address.bench.ts" },
   { name: "postgres", file: "packages/store-postgres/bench/transfers.bench.ts" },
   { name: "server", file: "packages/server/bench/http.bench.ts" }
 ] as const

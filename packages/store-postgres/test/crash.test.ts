@@ -1,13 +1,13 @@
-import { type Conversion, Settlement } from "@xaalis/core"
+import { Settlement } from "@xaalis/core"
 import {
   Businesses,
   Codec,
   Conversions,
   Dispatcher,
-  type Doc,
   Ledger,
   MemoryNotifier,
   Store,
+  Timeline,
   unbalanced
 } from "@xaalis/engine"
 import { Effect, ManagedRuntime } from "effect"
@@ -180,9 +180,7 @@ const checkBooks = (
       const entries = yield* store.ledger
       expect(unbalanced(entries), "ledger balanced").toStrictEqual([])
       for (const c of conversions) {
-        const doc = (yield* store.transact((tx) => tx.get("conversion", c.id))) as
-          | Doc<Conversion.Conversion>
-          | undefined
+        const doc = yield* store.transact((tx) => Timeline.getWhole(tx, c.id))
         if (doc === undefined) return expect.fail(`conversion ${c.id} vanished`)
         const mine = transfers.filter((t) => t.conversion === c.id && applied(t))
         expect(doc.data.actually_paid).toBe(mine.reduce((s, t) => s + t.amount, 0n))

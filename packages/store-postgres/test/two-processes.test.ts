@@ -1,5 +1,5 @@
-import { type Conversion, Settlement } from "@xaalis/core"
-import { Businesses, Conversions, type Doc, Ledger, Store, unbalanced } from "@xaalis/engine"
+import { Settlement } from "@xaalis/core"
+import { Businesses, Conversions, Ledger, Store, Timeline, unbalanced } from "@xaalis/engine"
 import { Effect, ManagedRuntime } from "effect"
 import { expect, it } from "vitest"
 import { pgEngine } from "./engine.ts"
@@ -103,9 +103,7 @@ withPostgres("two engine processes on one database", (db) => {
           const entries = yield* store.ledger
           expect(unbalanced(entries), "ledger balanced").toStrictEqual([])
           for (const c of conversions) {
-            const doc = (yield* store.transact((tx) => tx.get("conversion", c.id))) as
-              | Doc<Conversion.Conversion>
-              | undefined
+            const doc = yield* store.transact((tx) => Timeline.getWhole(tx, c.id))
             if (doc === undefined) return expect.fail(`conversion ${c.id} vanished`)
             const mine = transfers.filter((t) => t.conversion === c.id)
             const total = mine.reduce((s, t) => s + t.amount, 0n)
@@ -133,9 +131,7 @@ withPostgres("two engine processes on one database", (db) => {
             )
             expect(credited <= GMD, "credited <= gmd_amount").toBe(true)
           }
-          const capped = (yield* store.transact((tx) => tx.get("conversion", conversions[0]?.id ?? ""))) as
-            | Doc<Conversion.Conversion>
-            | undefined
+          const capped = yield* store.transact((tx) => Timeline.getWhole(tx, conversions[0]?.id ?? ""))
           expect(capped?.data.status).toBe("overpaid")
           for (const { key } of creates) {
             const row = yield* store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:${key}`))

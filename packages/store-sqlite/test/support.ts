@@ -3,16 +3,16 @@
  * layer, a sandbox business, transfers, and an audit of every money invariant.
  */
 
-import { type Conversion, Decimal, Settlement } from "@xaalis/core"
+import { Decimal, Settlement } from "@xaalis/core"
 import {
   Businesses,
   Conversions,
-  type Doc,
   IdsAdapter,
   type LedgerEntry,
   MemoryNotifier,
   Sandbox,
   Store,
+  Timeline,
   Transfers,
   unbalanced
 } from "@xaalis/engine"
@@ -94,8 +94,10 @@ export const audit = (businesses: ReadonlyArray<string>, options?: { readonly on
     const conversions: Array<ConversionAudit> = []
     for (const business_id of businesses) {
       const { docs } = yield* store.transact((tx) => tx.list("conversion", { business_id, mode: "live" }, ALL))
-      for (const doc of docs as ReadonlyArray<Doc<Conversion.Conversion>>) {
-        const c = doc.data
+      for (const row of docs) {
+        const whole = yield* store.transact((tx) => Timeline.getWhole(tx, row.id))
+        if (whole === undefined) continue
+        const c = whole.data
         const keys = c.applied_transfers
         if (new Set(keys).size !== keys.length) problems.push(`${c.id}: a transfer applied twice`)
         const rows = yield* store.transact((tx) => Effect.forEach(keys, (key) => tx.get("transfer", key)))

@@ -62,6 +62,7 @@ import {
   PaymentRequests,
   Store,
   StoreError,
+  Timeline,
   Transfers,
   unbalanced
 } from "@xaalis/engine"
@@ -121,7 +122,7 @@ const report = (t: ReturnType<typeof transfer>) =>
   )
 
 const storedConversion = (id: string) =>
-  Effect.flatMap(Store, (store) => store.transact((tx) => tx.get("conversion", id))) as Effect.Effect<
+  Effect.flatMap(Store, (store) => store.transact((tx) => Timeline.getWhole(tx, id))) as Effect.Effect<
     Doc<CoreConversion.Conversion> | undefined,
     StoreError,
     Store

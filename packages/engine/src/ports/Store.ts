@@ -18,6 +18,8 @@ export type Kind =
   | "transfer"
   | "counter"
   | "payout"
+  /** Older timeline entries of a conversion, sealed (see the engine's `Timeline`). */
+  | "timeline"
 
 /**
  * One stored object. The store understands only the envelope; `data` is the

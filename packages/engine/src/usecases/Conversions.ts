@@ -23,6 +23,7 @@ import {
   unitOfWork,
   unitOfWorkIn
 } from "./common.ts"
+import * as Timeline from "./Timeline.ts"
 
 const rateUnavailable = (message: string) => new DomainError({ code: "rate_unavailable", message })
 
@@ -162,8 +163,12 @@ export const createConversion = (
 /** GET /v1/minting/ramps/{id}: the latest state with its `events` timeline. */
 export const getConversion = Effect.fn("getConversion")(function* (caller: Caller, id: string) {
   yield* requireLive(caller, "Reading a conversion")
-  const doc = yield* unitOfWork((tx) => getScoped<Conversion.Conversion>(tx, "conversion", caller, id, "conversion"))
-  return Present.conversion(Conversion.asOf(doc.data, yield* now), { timeline: true })
+  const whole = yield* unitOfWork((tx) =>
+    Effect.flatMap(getScoped<Timeline.StoredConversion>(tx, "conversion", caller, id, "conversion"), (doc) =>
+      Timeline.whole(tx, doc)
+    )
+  )
+  return Present.conversion(Conversion.asOf(whole, yield* now), { timeline: true })
 })
 
 /** GET /v1/minting/ramps: newest first. */
@@ -213,9 +218,15 @@ type LateFundsEffect = Extract<Conversion.ConversionEffect, { readonly type: "la
 
 const scopeOf = (doc: Doc): Scope => ({ business_id: doc.business_id as string, mode: doc.mode ?? "live" })
 
-/** The conversion's next version; open conversions stay due at their window's end. */
-const nextVersion = (doc: Doc<Conversion.Conversion>, state: Conversion.Conversion) =>
-  revise(doc, state, state.status === "pending" || state.status === "underpaid" ? state.invoice_expires_at : null)
+/** Writes a step's state; an open conversion stays due at its window's end. */
+const writeStep = (tx: Tx, doc: Doc<Conversion.Conversion>, state: Conversion.Conversion, t: number) =>
+  Timeline.write(
+    tx,
+    doc,
+    state,
+    state.status === "pending" || state.status === "underpaid" ? state.invoice_expires_at : null,
+    t
+  )
 
 /** A credit: conversion_clearing -> business_balance in GMD, then the markup share in USD (zero lines dropped). */
 const creditEntries = (doc: Doc, effect: CreditEffect, transaction_id: string, t: number) => {
@@ -289,7 +300,7 @@ export function* bookConversionStepWith(
   step: ConversionStep,
   t: number
 ) {
-  yield* tx.update(nextVersion(doc, step.state))
+  yield* writeStep(tx, doc, step.state, t)
   let payouts = 0
   for (const effect of step.effects) {
     if (effect.type === "credit") {
@@ -445,7 +456,7 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100, stopping:
               : { gmd: p.amount, outcome: "failed", detail: outcome.detail },
             t
           )
-          if (step._tag === "Success") yield* tx.update(revise(conv, step.success.state, conv.due_at))
+          if (step._tag === "Success") yield* Timeline.write(tx, conv, step.success.state, conv.due_at, t)
         }
       })
     )
