@@ -41,6 +41,20 @@ describe("conversion machine: examples", () => {
     )
   })
 
+  it("the keys an older version (hashes only lowercased) may have given a transfer are found", () => {
+    const id = (tx_hash: string) => ({ network: "TRC20" as const, tx_hash, log_index: 0 })
+    expect(Conversion.legacyTransferKeys(id("0xabcd"))).toEqual(["TRC20:abcd:0"])
+    expect(Conversion.legacyTransferKeys(id("0XABCD"))).toEqual(["TRC20:abcd:0"])
+    expect(Conversion.legacyTransferKeys(id("ABCD"))).toEqual(["TRC20:abcd:0"])
+    expect(Conversion.legacyTransferKeys(id(" 0xabcd "))).toEqual(["TRC20: 0xabcd :0", "TRC20:abcd:0"])
+    expect(Conversion.legacyTransferKeys(id("Tx-Ref"))).toEqual([])
+    // a state that recorded `abcd` (an older version's key) refuses it however it is spelled now
+    const old = { ...fresh(), applied_transfers: ["TRC20:abcd:0"] }
+    for (const tx of ["abcd", "0xabcd", "0XABCD", "ABCD"]) {
+      expect(mustFail(Conversion.applyTransfer(old, transfer(1_000_000n, tx), T0)).code).toBe("duplicate_transfer")
+    }
+  })
+
   it("a transfer at the deadline is late: not applied, conversion expired, no event", () => {
     const c = fresh()
     const late = must(Conversion.applyTransfer(c, transfer(73_640_000n), c.invoice_expires_at))

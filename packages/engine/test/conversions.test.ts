@@ -131,6 +131,11 @@ describe("conversions through the engine", () => {
         })
       )
       assert.isFalse((yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, old))).applied)
+      // and reported now with the prefix, in either case: the same transfer
+      assert.isFalse((yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, `0x${old}`))).applied)
+      assert.isFalse(
+        (yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, `0X${old.toUpperCase()}`))).applied
+      )
       assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 20)
     }).pipe(Effect.provide(testLayer()))
   )

@@ -198,6 +198,127 @@ describe("a conversion's timeline kept in sealed rows", () => {
       }).pipe(Effect.provide(testLayer()))
   )
 
+  it.effect("every writer keeps the row bounded: payouts recorded after each transfer, and the expiry sweep", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
+      const c = yield* Conversions.createConversion(live, {
+        gmd_amount: 500000n,
+        destination: "mobile_money",
+        payout_method: wallet
+      })
+      const store = yield* Store
+      const head = Effect.map(
+        store.transact((tx) => tx.get("conversion", c.id)),
+        (row) => (row as Doc<Timeline.StoredConversion>).data
+      )
+      const pay = (i: number) =>
+        Transfers.applyChainTransfer({
+          network: "TRC20",
+          coin: "USDT",
+          to_address: c.pay_address,
+          amount: i % 3 === 0 ? 1n : 100_000n, // 1 micro-dollar credits nothing: no credit, no payout
+          tx_hash: `0x${(i + 1).toString(16)}`,
+          log_index: 0
+        })
+      // each transfer writes its entries, then its payout's outcome in a unit of its own
+      for (let i = 0; i < 40; i++) {
+        assert.isTrue((yield* pay(i)).applied)
+        assert.isAtMost((yield* head).timeline.length, Timeline.open_timeline_max, `after transfer ${i}`)
+      }
+      const read = yield* Conversions.getConversion(live, c.id)
+      assert.strictEqual(read.events?.filter((e) => e.type === "payout").length, 26)
+      // another conversion's row one entry short of full: the sweep's two entries (status, expired) must seal
+      const d = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const headOf = Effect.map(
+        store.transact((tx) => tx.get("conversion", d.id)),
+        (row) => (row as Doc<Timeline.StoredConversion>).data
+      )
+      for (let k = 0; (yield* headOf).timeline.length !== Timeline.open_timeline_max - 1; k++) {
+        assert.isBelow(k, 100, "the row reaches 31 entries")
+        yield* Transfers.applyChainTransfer({
+          network: "TRC20",
+          coin: "USDT",
+          to_address: d.pay_address,
+          amount: 10_000n,
+          tx_hash: `0xd${k.toString(16)}`,
+          log_index: 0
+        })
+      }
+      yield* TestClock.adjust("11 minutes")
+      assert.strictEqual(yield* Conversions.expireDueConversions(), 2)
+      const swept = yield* headOf
+      assert.isAtMost(swept.timeline.length, Timeline.open_timeline_max)
+      assert.strictEqual(swept.timeline.at(-1)?.type, "expired")
+      const after = yield* Conversions.getConversion(live, d.id)
+      assert.deepStrictEqual(
+        after.events?.slice(-2).map((e) => e.type),
+        ["status", "expired"]
+      )
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("late funds an older version recorded under another spelling are not recorded again once sealed", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const store = yield* Store
+      const t = (tx_hash: string) => ({
+        network: "TRC20" as const,
+        coin: "USDT" as const,
+        to_address: c.pay_address,
+        amount: 1_000_000n,
+        tx_hash,
+        log_index: 0
+      })
+      // an older version's rows: late funds of `abcd` on an expired conversion's timeline, its identity row
+      // under the merely lowercased key, and enough entries after it that the next step seals it away
+      yield* store.transact((tx) =>
+        Effect.gen(function* () {
+          const doc = (yield* tx.get("conversion", c.id)) as Doc<Conversion.Conversion>
+          const at = doc.data.created_at
+          const timeline: Array<Conversion.TimelineEntry> = [
+            ...doc.data.timeline,
+            { type: "status", at, from: "pending", to: "expired" },
+            { type: "expired", at },
+            { type: "late_funds", at, tx_hash: "abcd", log_index: 0, amount: 1_000_000n },
+            ...Array.from({ length: 30 }, (_, i) => ({
+              type: "payout" as const,
+              at,
+              gmd: 1n,
+              outcome: "failed" as const,
+              detail: `old ${i}`
+            }))
+          ]
+          const data = { ...doc.data, status: "expired" as const, invoice_expires_at: at - 1, timeline }
+          yield* tx.update({ ...doc, version: doc.version + 1, due_at: null, data })
+          yield* tx.insert({
+            kind: "transfer",
+            id: "TRC20:abcd:0",
+            business_id: null,
+            mode: null,
+            created_at: at,
+            version: 1,
+            due_at: null,
+            keys: [],
+            data: { ...t("abcd"), matched: { object: "conversion", id: c.id } }
+          })
+        })
+      )
+      assert.isFalse((yield* Transfers.applyChainTransfer(t("0x1111"))).applied) // late too: seals the old entries
+      const row = (yield* store.transact((tx) => tx.get("conversion", c.id))) as Doc<Timeline.StoredConversion>
+      assert.strictEqual(row.data.sealed, 1)
+      assert.isFalse((yield* Transfers.applyChainTransfer(t("0xabcd"))).applied)
+      const read = yield* Conversions.getConversion(live, c.id)
+      const late = (read.events ?? [])
+        .filter((e) => e.type === "late_funds")
+        .map((e) => (e as { tx_hash: string }).tx_hash)
+      assert.deepStrictEqual(late, ["abcd", "0x1111"])
+      const kept = yield* store.transact((tx) => tx.list("late_funds", live, { limit: 10, offset: 0 }))
+      assert.strictEqual(kept.total, 1, "one late-funds record: the new transfer's")
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("a row stored whole by an earlier version is sealed at its next step and reads the same", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -54,13 +54,34 @@ export const canonicalTxHash = (tx_hash: string): string => {
 export const transferKey = (t: TransferId): string => `${t.network}:${canonicalTxHash(t.tx_hash)}:${t.log_index}`
 
 /**
- * The key an older version gave the transfer (only lowercased), when it differs
- * from `transferKey`: identity rows written before are still found under it.
+ * The key an older version gave this spelling of the transfer (only
+ * lowercased), when it differs from `transferKey`. See `legacyTransferKeys`
+ * for every key an older version could have given the transfer.
+ * @deprecated `legacyTransferKeys`: an older version may have seen another spelling.
  */
 export const legacyTransferKey = (t: TransferId): string | undefined => {
   if (CANONICAL_HEX.test(t.tx_hash)) return undefined // already canonical: both keys are one
   const legacy = `${t.network}:${t.tx_hash.toLowerCase()}:${t.log_index}`
   return legacy === transferKey(t) ? undefined : legacy
+}
+
+/**
+ * The keys other than `transferKey` under which an older version (which only
+ * lowercased hashes) may have recorded this transfer: this report's spelling
+ * lowercased, and for a hex hash the spelling without `0x` (an earlier report
+ * of `abcd…` was keyed `abcd…`; reported now as `0xabcd…`, it is the same
+ * transfer). Identity rows and recorded keys written before are still found
+ * under them. Empty for a hash whose older keys are its canonical one.
+ */
+export const legacyTransferKeys = (t: TransferId): ReadonlyArray<string> => {
+  const canonical = canonicalTxHash(t.tx_hash)
+  const lowered = t.tx_hash.toLowerCase()
+  const keys: Array<string> = []
+  if (lowered !== canonical) keys.push(`${t.network}:${lowered}:${t.log_index}`)
+  if (CANONICAL_HEX.test(canonical) && canonical.slice(2) !== lowered) {
+    keys.push(`${t.network}:${canonical.slice(2)}:${t.log_index}`)
+  }
+  return keys
 }
 
 export interface ChainTransfer extends TransferId {
@@ -323,8 +344,10 @@ export const applyTransfer = (
     )
   }
   const key = transferKey(transfer)
-  const legacy = legacyTransferKey(transfer)
-  if (state.applied_transfers.includes(key) || (legacy !== undefined && state.applied_transfers.includes(legacy))) {
+  if (
+    state.applied_transfers.includes(key) ||
+    legacyTransferKeys(transfer).some((k) => state.applied_transfers.includes(k))
+  ) {
     return fail(Errors.duplicateTransfer(`Transfer ${transfer.tx_hash}#${transfer.log_index} was already applied.`))
   }
   if (recordedLate(state, key)) {

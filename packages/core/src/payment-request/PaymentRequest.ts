@@ -1,4 +1,4 @@
-import { legacyTransferKey, type TransferId, transferKey } from "../conversion/Conversion.ts"
+import { legacyTransferKeys, type TransferId, transferKey } from "../conversion/Conversion.ts"
 import { type Coin, type Network, percentOf } from "../conversion/Quote.ts"
 import * as Errors from "../Errors.ts"
 import { GMD, USD } from "../money/Currency.ts"
@@ -191,8 +191,7 @@ export const receivePayment = (
 ): Step<PaymentRequest, PaymentRequestEvent, PaymentRequestEffect> => {
   if (payment.amount <= 0n) return fail(Errors.validation("A payment amount must be positive.", "amount"))
   const key = transferKey(payment)
-  const legacy = legacyTransferKey(payment)
-  if (isSeen(state, key) || (legacy !== undefined && isSeen(state, legacy))) {
+  if (isSeen(state, key) || legacyTransferKeys(payment).some((k) => isSeen(state, k))) {
     return fail(Errors.duplicateTransfer(`Payment ${payment.tx_hash}#${payment.log_index} was already recorded.`))
   }
   const overdue = state.expires_at !== null && now >= state.expires_at

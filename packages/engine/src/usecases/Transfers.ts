@@ -64,10 +64,12 @@ const applyInUnit = Effect.fnUntraced(function* (
   key: string,
   t: number
 ) {
-  const legacy = Conversion.legacyTransferKey(transfer)
   const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
   const matched = matchOf(target)
-  if (legacy !== undefined && (yield* tx.get("transfer", legacy)) !== undefined) return notApplied(transfer, matched)
+  // identity rows an older version wrote under another spelling of the hash (see `legacyTransferKeys`)
+  for (const legacy of Conversion.legacyTransferKeys(transfer)) {
+    if ((yield* tx.get("transfer", legacy)) !== undefined) return notApplied(transfer, matched)
+  }
   // the identity row first, with no read before it: a transfer seen before already has it, and the insert is
   // refused (DuplicateKey) having written nothing; one being applied by a concurrent unit makes one of the two
   // fail with VersionConflict, and its next run is refused here
