@@ -43,6 +43,25 @@ const created = (): Conversion.Conversion => {
   return step.success.state
 }
 
+/** The stored row of conversion `id` (its latest entries and `sealed`), as the store holds it. */
+const rowOf = (id: string) =>
+  Effect.flatMap(Store, (store) =>
+    Effect.map(
+      store.transact((tx) => tx.get("conversion", id)),
+      (row) => (row as Doc<Timeline.StoredConversion>).data
+    )
+  )
+
+/** A confirmed USDT transfer on TRC20. */
+const usdt = (to_address: string, amount: bigint, tx_hash: string) => ({
+  network: "TRC20" as const,
+  coin: "USDT" as const,
+  to_address,
+  amount,
+  tx_hash,
+  log_index: 0
+})
+
 type Step =
   | { readonly type: "transfer"; readonly permille: number; readonly late: boolean }
   | { readonly type: "expire" }
@@ -153,14 +172,8 @@ describe("a conversion's timeline kept in sealed rows", () => {
       Effect.gen(function* () {
         const { live } = yield* business("https://merchant.example/hooks")
         const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
-        const transfer = (i: number, at = c.pay_address) => ({
-          network: "TRC20" as const,
-          coin: "USDT" as const,
-          to_address: at,
-          amount: 10_000n, // 0.01 USD: 7,364 of them pay 73.64
-          tx_hash: `0x${i.toString(16).padStart(4, "0")}`,
-          log_index: 0
-        })
+        // 0.01 USD: 7,364 of them pay 73.64
+        const transfer = (i: number) => usdt(c.pay_address, 10_000n, `0x${i.toString(16).padStart(4, "0")}`)
         const n = 300
         for (let i = 0; i < n; i++) assert.isTrue((yield* Transfers.applyChainTransfer(transfer(i))).applied)
         const store = yield* Store
@@ -207,20 +220,10 @@ describe("a conversion's timeline kept in sealed rows", () => {
         destination: "mobile_money",
         payout_method: wallet
       })
-      const store = yield* Store
-      const head = Effect.map(
-        store.transact((tx) => tx.get("conversion", c.id)),
-        (row) => (row as Doc<Timeline.StoredConversion>).data
-      )
+      const head = rowOf(c.id)
       const pay = (i: number) =>
-        Transfers.applyChainTransfer({
-          network: "TRC20",
-          coin: "USDT",
-          to_address: c.pay_address,
-          amount: i % 3 === 0 ? 1n : 100_000n, // 1 micro-dollar credits nothing: no credit, no payout
-          tx_hash: `0x${(i + 1).toString(16)}`,
-          log_index: 0
-        })
+        // 1 micro-dollar credits nothing: no credit, no payout
+        Transfers.applyChainTransfer(usdt(c.pay_address, i % 3 === 0 ? 1n : 100_000n, `0x${(i + 1).toString(16)}`))
       // each transfer writes its entries, then its payout's outcome in a unit of its own
       for (let i = 0; i < 40; i++) {
         assert.isTrue((yield* pay(i)).applied)
@@ -230,20 +233,10 @@ describe("a conversion's timeline kept in sealed rows", () => {
       assert.strictEqual(read.events?.filter((e) => e.type === "payout").length, 26)
       // another conversion's row one entry short of full: the sweep's two entries (status, expired) must seal
       const d = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
-      const headOf = Effect.map(
-        store.transact((tx) => tx.get("conversion", d.id)),
-        (row) => (row as Doc<Timeline.StoredConversion>).data
-      )
+      const headOf = rowOf(d.id)
       for (let k = 0; (yield* headOf).timeline.length !== Timeline.open_timeline_max - 1; k++) {
         assert.isBelow(k, 100, "the row reaches 31 entries")
-        yield* Transfers.applyChainTransfer({
-          network: "TRC20",
-          coin: "USDT",
-          to_address: d.pay_address,
-          amount: 10_000n,
-          tx_hash: `0xd${k.toString(16)}`,
-          log_index: 0
-        })
+        yield* Transfers.applyChainTransfer(usdt(d.pay_address, 10_000n, `0xd${k.toString(16)}`))
       }
       yield* TestClock.adjust("11 minutes")
       assert.strictEqual(yield* Conversions.expireDueConversions(), 2)
@@ -263,14 +256,7 @@ describe("a conversion's timeline kept in sealed rows", () => {
       const { live } = yield* business()
       const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
       const store = yield* Store
-      const t = (tx_hash: string) => ({
-        network: "TRC20" as const,
-        coin: "USDT" as const,
-        to_address: c.pay_address,
-        amount: 1_000_000n,
-        tx_hash,
-        log_index: 0
-      })
+      const t = (tx_hash: string) => usdt(c.pay_address, 1_000_000n, tx_hash)
       // an older version's rows: late funds of `abcd` on an expired conversion's timeline, its identity row
       // under the merely lowercased key, and enough entries after it that the next step seals it away
       yield* store.transact((tx) =>
@@ -306,8 +292,7 @@ describe("a conversion's timeline kept in sealed rows", () => {
         })
       )
       assert.isFalse((yield* Transfers.applyChainTransfer(t("0x1111"))).applied) // late too: seals the old entries
-      const row = (yield* store.transact((tx) => tx.get("conversion", c.id))) as Doc<Timeline.StoredConversion>
-      assert.strictEqual(row.data.sealed, 1)
+      assert.strictEqual((yield* rowOf(c.id)).sealed, 1)
       assert.isFalse((yield* Transfers.applyChainTransfer(t("0xabcd"))).applied)
       const read = yield* Conversions.getConversion(live, c.id)
       const late = (read.events ?? [])
@@ -345,17 +330,10 @@ describe("a conversion's timeline kept in sealed rows", () => {
       assert.strictEqual(padded, 100)
       const before = yield* Conversions.getConversion(live, c.id)
       assert.strictEqual(before.events?.length, 100)
-      yield* Transfers.applyChainTransfer({
-        network: "TRC20",
-        coin: "USDT",
-        to_address: c.pay_address,
-        amount: 73_640_000n,
-        tx_hash: "0xpaid",
-        log_index: 0
-      })
-      const row = (yield* store.transact((tx) => tx.get("conversion", c.id))) as Doc<Timeline.StoredConversion>
-      assert.strictEqual(row.data.sealed, 1)
-      assert.strictEqual(row.data.timeline.length, 1)
+      yield* Transfers.applyChainTransfer(usdt(c.pay_address, 73_640_000n, "0xpaid"))
+      const row = yield* rowOf(c.id)
+      assert.strictEqual(row.sealed, 1)
+      assert.strictEqual(row.timeline.length, 1)
       const after = yield* Conversions.getConversion(live, c.id)
       assert.deepStrictEqual(after.events?.slice(0, 100), before.events)
       assert.deepStrictEqual(
