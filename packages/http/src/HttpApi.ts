@@ -657,24 +657,26 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     // the domain: decoding (so its validation errors are recorded with the key) and the use case
     const body = r.body
     const query = r.query
-    // parsing and decoding are synchronous: plain code in one suspended step, not an effect per check
-    const domain = Effect.suspend(() => {
-      let input: unknown
+    /** The request's body (or query) decoded: its input. Plain code, synchronous. */
+    const decodeInput = (): Result.Result<unknown, DomainError> => {
       if (body !== undefined) {
         const parsed = text === "" ? Result.succeed({}) : Json.parseJson(text)
-        if (Result.isFailure(parsed)) return Effect.fail(parsed.failure)
-        const decoded = decodeRequest(body as Schema.Codec<unknown>, parsed.success)
-        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
-        input = decoded.success
-      } else if (text !== "") {
+        if (Result.isFailure(parsed)) return parsed
+        return decodeRequest(body as Schema.Codec<unknown>, parsed.success)
+      }
+      if (text !== "") {
         // an action without a body (send, pay, cancel…) ignores a JSON body, but a malformed one is refused
         const parsed = Json.parseJson(text)
-        if (Result.isFailure(parsed)) return Effect.fail(parsed.failure)
-      } else if (query !== undefined) {
-        const decoded = decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.req.url()))
-        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
-        input = decoded.success
+        return Result.isFailure(parsed) ? parsed : Result.succeed(undefined)
       }
+      if (query !== undefined) return decodeRequest(query as Schema.Codec<unknown>, queryRecord(state.req.url()))
+      return Result.succeed(undefined)
+    }
+    // parsing and decoding are synchronous: plain code in one suspended step, not an effect per check
+    const domain = Effect.suspend(() => {
+      const decoded = decodeInput()
+      if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
+      const input = decoded.success
       if (caller?.mode === "live") {
         const rule = liveCallbackRule(input, sandbox)
         if (Result.isFailure(rule)) return Effect.fail(rule.failure)
@@ -699,7 +701,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
             r.recover === undefined || caller === undefined
               ? undefined
               : (touched) => {
-                  const read = (r.recover as Recover)(caller, touched)
+                  // the retry's body is the first one's (same fingerprint): decoded as it was
+                  const read = Effect.flatMap(Effect.fromResult(decodeInput()), (input) =>
+                    (r.recover as Recover)(caller, touched, input)
+                  )
                   // a recovered answer shows the object as of now: the shared sandbox's now
                   return shared ? Effect.andThen(refreshShared, read) : read
                 },

@@ -102,7 +102,9 @@ export interface Route {
   /**
    * Answers a retry under the same Idempotency-Key when the first request's
    * effect committed but its answer was lost (a crash in between): reads the
-   * object it wrote, named in `touched`. Undefined: such a retry gets 409.
+   * object it wrote, named in `touched`, or answers from the request's
+   * decoded `input` (the first request's: the key's fingerprint is the same).
+   * Undefined: such a retry gets 409.
    */
   readonly recover?: Recover
 }
@@ -110,7 +112,8 @@ export interface Route {
 /** See `Route.recover`: the objects the first request wrote, `undefined` when none fits. */
 export type Recover = (
   caller: Caller,
-  touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
+  touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>,
+  input: unknown
 ) => Effect.Effect<unknown, DomainError | StoreError, Services>
 
 /**

@@ -67,6 +67,26 @@ const recoverTransfer: Recover = (_caller, touched) =>
   })
 
 /**
+ * `Route.recover` of a webhook resend: the delivery it made pending again, as
+ * it is now (the next pass may have sent it since).
+ */
+const recoverResend: Recover = (caller, touched) =>
+  Effect.gen(function* () {
+    const made = touched.find((t) => t.kind === "outbox")
+    if (made === undefined) return undefined
+    const store = yield* Store
+    const doc = yield* store.transact((tx) => tx.get("outbox", made.id))
+    if (doc === undefined || doc.business_id !== caller.business_id || doc.mode !== caller.mode) return undefined
+    return webhookDelivery(doc as Dispatcher.OutboxDoc)
+  })
+
+/** The answer of the rate helper: the rate it set (decoded from the request). */
+const rateSet = (input: typeof Requests.SetRateBody.Type) => ({ rate: Number(Decimal.format(input.rate)) })
+
+/** The answer of the fail_next helper: the count it set. */
+const failNextSet = (input: typeof Requests.FailNextPayoutsBody.Type) => ({ count: input.count })
+
+/**
  * THE route table: every operation of decisions §7 and §9, plus the two
  * webhook-delivery operations and the API description. The Hono router and the
  * OpenAPI document (`GET /v1/openapi.json`) are both generated from it, so the
@@ -445,7 +465,8 @@ export const routes: ReadonlyArray<Route> = [
       "Same event id and body; a new 3-day retry window starts now. A delivery still pending is `invalid_state`.",
     response: WebhookDelivery,
     status: 200,
-    handle: ({ caller, params }) => Effect.map(Dispatcher.resend(caller, id(params)), webhookDelivery)
+    handle: ({ caller, params }) => Effect.map(Dispatcher.resend(caller, id(params)), webhookDelivery),
+    recover: recoverResend
   }),
 
   // ------------------------------------------------------------ API description
@@ -491,9 +512,9 @@ export const routes: ReadonlyArray<Route> = [
     response: Resources.SandboxRate,
     status: 200,
     handle: ({ input }) =>
-      Effect.flatMap(Sandbox.SandboxControl, (control) =>
-        Effect.as(control.setRate(input.rate), { rate: Number(Decimal.format(input.rate)) })
-      )
+      Effect.flatMap(Sandbox.SandboxControl, (control) => Effect.as(control.setRate(input.rate), rateSet(input))),
+    // the setting committed with the key's row (shared sandbox): its answer follows from the request
+    recover: (_caller, _touched, input) => Effect.succeed(rateSet(input as typeof Requests.SetRateBody.Type))
   }),
   route({
     operationId: "getSandboxClock",
@@ -529,6 +550,9 @@ export const routes: ReadonlyArray<Route> = [
       Effect.flatMap(Effect.all([clockControl, Background]), ([control, background]) =>
         Effect.map(background.exclusive(control.advance(input.seconds * 1000)), (t) => ({ now: Instant.toIso(t) }))
       ),
+    // the advance committed with the key's row but its answer was lost: the clock as it reads now (the
+    // time it moved to cannot be told apart from later advances), never a second advance
+    recover: () => sandboxNow,
     // outside the idempotency record: the scheduler's units of work belong to no request
     after: (answer) =>
       Effect.flatMap(Background, (background) =>
@@ -658,8 +682,10 @@ export const routes: ReadonlyArray<Route> = [
     status: 200,
     handle: ({ caller, input }) =>
       Effect.flatMap(Sandbox.SandboxControl, (control) =>
-        Effect.as(control.failNextPayouts(input.count, caller.business_id), { count: input.count })
-      )
+        Effect.as(control.failNextPayouts(input.count, caller.business_id), failNextSet(input))
+      ),
+    recover: (_caller, _touched, input) =>
+      Effect.succeed(failNextSet(input as typeof Requests.FailNextPayoutsBody.Type))
   })
 ]
 

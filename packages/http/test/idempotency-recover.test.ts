@@ -144,6 +144,88 @@ describe("a retry after the answer was lost", () => {
   })
 })
 
+describe("a retry of a sandbox setting or a webhook resend after the answer was lost", () => {
+  it("is answered, never taking effect again: rate, fail_next, clock advance (shared sandbox), resend", async () => {
+    const c = cuttable()
+    s = setup({ store: c.layer, idempotencyWaitMs: 50, sharedSandbox: true })
+    const { secret_key_test: test, secret_key_live: live } = await s.business()
+    let calls = 0
+    const cutThenRetry = async (path: string, body?: unknown) => {
+      const headers = { "idempotency-key": `s-${++calls}` }
+      c.state.cut = true
+      const first = await s.call("POST", path, { key: test, headers, ...(body === undefined ? {} : { body }) })
+      c.state.cut = false
+      expect({ path, status: first.status }).toEqual({ path, status: 500 })
+      const retry = await s.call("POST", path, { key: test, headers, ...(body === undefined ? {} : { body }) })
+      const again = await s.call("POST", path, { key: test, headers, ...(body === undefined ? {} : { body }) })
+      expect(again.body).toEqual(retry.body)
+      return retry
+    }
+    const rate = await cutThenRetry("/v1/test_helpers/rates", { rate: 71.5 })
+    expect([rate.status, rate.body]).toEqual([200, { rate: 71.5 }])
+    const failNext = await cutThenRetry("/v1/test_helpers/payouts/fail_next", { count: 2 })
+    expect([failNext.status, failNext.body]).toEqual([200, { count: 2 }])
+
+    // a failure asked for, used by a payout before the retry comes: the retry does not ask for it again
+    await s.call("POST", "/v1/test_helpers/payouts/fail_next", { key: test, body: { count: 0 } })
+    const wallet = { network: "wave", account_number: "7654321", account_name: "Awa Jallow" }
+    const conv = (
+      await s.call("POST", "/v1/minting/offramp", {
+        key: live,
+        body: { gmd_amount: 5000, destination: "mobile_money", payout_method: wallet }
+      })
+    ).body
+    const pay = (amount: number, tx_hash: string) =>
+      s.call("POST", "/v1/test_helpers/chain/transfers", {
+        key: live,
+        body: { network: "TRC20", currency: "USDT", to_address: conv.pay_address, amount, tx_hash }
+      })
+    const headers = { "idempotency-key": "fail-once" }
+    c.state.cut = true
+    expect(
+      (await s.call("POST", "/v1/test_helpers/payouts/fail_next", { key: test, headers, body: { count: 1 } })).status
+    ).toBe(500)
+    c.state.cut = false
+    await pay(30, "0xf1") // its payout takes the failure
+    const retried = await s.call("POST", "/v1/test_helpers/payouts/fail_next", {
+      key: test,
+      headers,
+      body: { count: 1 }
+    })
+    expect([retried.status, retried.body]).toEqual([200, { count: 1 }])
+    await pay(30, "0xf2") // paid out: the failure was not asked for a second time
+    const outcomes = (await s.call("GET", `/v1/minting/ramps/${conv.id}`, { key: live })).body.events
+      .filter((e: { type: string }) => e.type === "payout")
+      .map((e: { outcome: string }) => e.outcome)
+    expect(outcomes).toEqual(["failed", "succeeded"])
+    calls += 1 // the cut above is a fault too
+
+    // the clock moved once, not once per try
+    const clock = async () => Date.parse((await s.call("GET", "/v1/test_helpers/clock", { key: test })).body.now)
+    const before = await clock()
+    const advanced = await cutThenRetry("/v1/test_helpers/clock/advance", { seconds: 3600 })
+    expect(advanced.status).toBe(200)
+    const moved = (await clock()) - before
+    expect(moved).toBeGreaterThanOrEqual(3_600_000)
+    expect(moved).toBeLessThan(2 * 3_600_000)
+    expect(Date.parse(advanced.body.now) - before).toBeGreaterThanOrEqual(3_600_000)
+
+    // a delivery that gave up, resent: the delivery, pending again once
+    const hook = "http://127.0.0.1:9/never"
+    await Effect.runPromise(s.notifier.failFor(hook, "always"))
+    await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 20, callback_url: hook } } })
+    let failed: Array<{ id: string; attempts: number }> = []
+    for (let i = 0; i < 40 && failed.length === 0; i++) {
+      await s.call("POST", "/v1/test_helpers/clock/advance", { key: test, body: { seconds: 6 * 3600 } })
+      failed = (await s.call("GET", "/v1/webhook-deliveries/failed", { key: test })).body.data
+    }
+    expect(failed).toHaveLength(1)
+    const resent = await cutThenRetry(`/v1/webhook-deliveries/${failed[0]?.id}/resend`)
+    expect([resent.status, resent.body.id, resent.body.status]).toEqual([200, failed[0]?.id, "pending"])
+    expect(s.faults).toHaveLength(calls)
+  })
+})
+
 describe("idempotencyWaitMs", () => {
   it("is a number of milliseconds >= 0", () => {
     expect(() => makeHttpApi({ idempotencyWaitMs: -1 })).toThrow(RangeError)

@@ -239,16 +239,18 @@ const once = <A, R, R2>(
                   }) as Effect.Effect<X, F>)
             )
           const touched: Array<string> = []
-          const note = (doc: Doc) => {
-            if (doc.kind !== "idempotency" && doc.kind !== "outbox" && touched.length < touched_max) {
+          // the objects a request wrote; the event rows a create adds are not among them, but an event
+          // row a request changes is (a webhook resend)
+          const note = (doc: Doc, inserted: boolean) => {
+            if (doc.kind !== "idempotency" && !(inserted && doc.kind === "outbox") && touched.length < touched_max) {
               const it = `${doc.kind} ${doc.id}`
               if (!touched.includes(it)) touched.push(it)
             }
           }
           const observed: Tx = {
             ...tx,
-            insert: (doc) => Effect.map(first(tx.insert(doc)), () => note(doc)),
-            update: (doc) => Effect.map(first(tx.update(doc)), () => note(doc)),
+            insert: (doc) => Effect.map(first(tx.insert(doc)), () => note(doc, true)),
+            update: (doc) => Effect.map(first(tx.update(doc)), () => note(doc, false)),
             post: (entries) => first(tx.post(entries))
           }
           return Effect.tap(work(observed), () => (touched.length === 0 ? Effect.void : remember(tx, touched)))

@@ -1,5 +1,5 @@
 import { DomainError } from "@xaalis/core"
-import { Clock, Context, Effect } from "effect"
+import { Clock, Context, Effect, Option } from "effect"
 import type { Doc, DuplicateKey, Kind, Mode, Scope, Tx } from "../ports/Store.ts"
 import { Store, StoreError, VersionConflict } from "../ports/Store.ts"
 
@@ -192,3 +192,12 @@ export const sweepDue = <D, E, R>(
     }
     return acted
   })
+
+/**
+ * The Store of the caller's context, or `own` when it has none. A setting of
+ * the sandbox is written through the caller's: under an Idempotency-Key, that
+ * is the request's Store, whose units also write the key's row (the same
+ * database as `own`).
+ */
+export const callersStore = (own: Store["Service"]): Effect.Effect<Store["Service"]> =>
+  Effect.map(Effect.serviceOption(Store), (o) => (Option.isSome(o) ? o.value : own))

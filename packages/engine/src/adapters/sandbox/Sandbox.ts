@@ -6,7 +6,7 @@ import { PayoutFailed, Payouts } from "../../ports/Payouts.ts"
 import { Processor } from "../../ports/Processor.ts"
 import { Rates } from "../../ports/Rates.ts"
 import { type Doc, Store, type StoreError, type Tx } from "../../ports/Store.ts"
-import { putCounter, unitOfWorkIn } from "../../usecases/common.ts"
+import { callersStore, putCounter, unitOfWorkIn } from "../../usecases/common.ts"
 
 /**
  * The sandbox's simulated world: a rate you set, chains whose transfers you push,
@@ -131,10 +131,18 @@ const readRate = (store: Store["Service"]) =>
     })
   )
 
-/** Writes the system row `id` of a shared world (inserted or revised) in a unit of work of its own. */
+/**
+ * Writes the system row `id` of a shared world (inserted or revised) in a unit
+ * of work of its own, through the Store of the caller's context when it has
+ * one (an HTTP request under an Idempotency-Key: its key's row then commits
+ * with the setting, so a retry after a crash is answered instead of setting it
+ * again), else through the world's.
+ */
 const writeRow = <D>(store: Store["Service"], id: string, data: D) =>
-  unitOfWorkIn(store, (tx) =>
-    Effect.flatMap(tx.get("counter", id), (current) => putCounter(tx, { id, scope: null, now: 0, current, data }))
+  Effect.flatMap(callersStore(store), (current) =>
+    unitOfWorkIn(current, (tx) =>
+      Effect.flatMap(tx.get("counter", id), (row) => putCounter(tx, { id, scope: null, now: 0, current: row, data }))
+    )
   )
 
 /** Takes one from a business's stored count of payouts to fail, in `tx`: true when there was one. */

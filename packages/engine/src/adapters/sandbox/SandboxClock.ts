@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type Doc, Store, type StoreError } from "../../ports/Store.ts"
-import { putCounter, unitOfWork } from "../../usecases/common.ts"
+import { callersStore, putCounter, unitOfWork } from "../../usecases/common.ts"
 
 /**
  * The sandbox clock (decisions §9): the real clock plus every advance made
@@ -82,6 +82,8 @@ export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.
     const advance = (ms: number) =>
       Effect.gen(function* () {
         if (!Number.isSafeInteger(ms) || ms <= 0) return yield* Effect.die(new RangeError(`advance by ${ms} ms`))
+        // through the caller's Store (see `callersStore`): under an Idempotency-Key, the key's row
+        // commits with the advance, so a retry after a crash is answered instead of moving the clock again
         const total = yield* unitOfWork((tx) =>
           Effect.gen(function* () {
             const doc = (yield* tx.get("counter", offset_row_id)) as Doc<OffsetRow> | undefined
@@ -90,7 +92,7 @@ export const layer: Layer.Layer<SandboxClockControl, StoreError, Store> = Layer.
             yield* putCounter(tx, { id: offset_row_id, scope: null, now: 0, current: doc, data: row })
             return row.offset_ms
           })
-        ).pipe(Effect.provideService(Store, store))
+        ).pipe(Effect.provideService(Store, yield* callersStore(store)))
         // offsets only grow: of two concurrent advances, the larger total is the later commit
         offset = Math.max(offset, total)
         return base.currentTimeMillisUnsafe() + offset
