@@ -32,7 +32,7 @@ export * as Balance from "./usecases/Balance.ts"
 export * as Businesses from "./usecases/Businesses.ts"
 export * as Conversions from "./usecases/Conversions.ts"
 /** The caller of a use case and of the `createEngine` methods: a business acting in one mode. */
-export type { Caller } from "./usecases/common.ts"
+export { type Caller, unitOfWork } from "./usecases/common.ts"
 export * as HostedPages from "./usecases/HostedPages.ts"
 export * as Idempotency from "./usecases/Idempotency.ts"
 export * as Invoices from "./usecases/Invoices.ts"

@@ -5,13 +5,14 @@ import {
   Conversions,
   type Doc,
   MemoryStore,
+  Payouts,
   Present,
   Store,
   Timeline,
   Transfers,
   unbalanced
 } from "@xaalis/engine"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { it as vit } from "vitest"
@@ -250,6 +251,45 @@ describe("a conversion's timeline kept in sealed rows", () => {
       )
     }).pipe(Effect.provide(testLayer()))
   )
+
+  it.effect("a payout whose send took a while is booked after the transfers applied meanwhile", () => {
+    let sends = 0
+    return Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const rail = Payouts.of({
+        send: () =>
+          Effect.gen(function* () {
+            sends += 1
+            if (sends === 1) yield* Deferred.await(gate) // the first send takes its time
+            return { reference: `rail-${sends}` }
+          })
+      })
+      yield* Effect.gen(function* () {
+        const { live } = yield* business()
+        const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
+        const c = yield* Conversions.createConversion(live, {
+          gmd_amount: 500000n,
+          destination: "mobile_money",
+          payout_method: wallet
+        })
+        const paying = yield* Effect.forkChild(Transfers.applyChainTransfer(usdt(c.pay_address, 30_000_000n, "0x1")))
+        while (sends === 0) yield* Effect.yieldNow
+        // a minute later, while the first payout is still being sent, another transfer is applied
+        yield* TestClock.adjust("1 minute")
+        yield* Transfers.applyChainTransfer(usdt(c.pay_address, 30_000_000n, "0x2"))
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(paying)
+        const events = (yield* Conversions.getConversion(live, c.id)).events ?? []
+        const at = events.map((e) => Date.parse(e.at))
+        assert.deepStrictEqual(
+          at.filter((x, i) => i > 0 && x < (at[i - 1] as number)),
+          [],
+          "timeline in time order"
+        )
+        assert.strictEqual(events.filter((e) => e.type === "payout").length, 2)
+      }).pipe(Effect.provideService(Payouts, rail))
+    }).pipe(Effect.provide(testLayer()))
+  })
 
   it.effect("late funds an older version recorded under another spelling are not recorded again once sealed", () =>
     Effect.gen(function* () {

@@ -12,9 +12,9 @@ import {
   Sandbox,
   SandboxClock,
   Scheduler,
-  Store,
   type StoreError,
-  Transfers
+  Transfers,
+  unitOfWork
 } from "@xaalis/engine"
 import { Clock, Effect, Option } from "effect"
 import { ApiDescription, Background, type Caller, type Recover, type Route, route, type Services } from "./Route.ts"
@@ -55,8 +55,8 @@ const recoverTransfer: Recover = (_caller, touched) =>
   Effect.gen(function* () {
     const identity = touched.find((t) => t.kind === "transfer")
     if (identity === undefined) return undefined
-    const store = yield* Store
-    const doc = yield* store.transact((tx) => tx.get("transfer", identity.id))
+    // a unit of work of its own, run again if it meets a conflict (on PostgreSQL, a deadlock)
+    const doc = yield* unitOfWork((tx) => tx.get("transfer", identity.id))
     if (doc === undefined) return undefined
     const { tx_hash, matched } = doc.data as Pick<Transfers.TransferOutcome, "tx_hash" | "matched">
     const applied =
@@ -74,8 +74,7 @@ const recoverResend: Recover = (caller, touched) =>
   Effect.gen(function* () {
     const made = touched.find((t) => t.kind === "outbox")
     if (made === undefined) return undefined
-    const store = yield* Store
-    const doc = yield* store.transact((tx) => tx.get("outbox", made.id))
+    const doc = yield* unitOfWork((tx) => tx.get("outbox", made.id))
     if (doc === undefined || doc.business_id !== caller.business_id || doc.mode !== caller.mode) return undefined
     return webhookDelivery(doc as Dispatcher.OutboxDoc)
   })
@@ -575,8 +574,9 @@ export const routes: ReadonlyArray<Route> = [
     handle: ({ caller, input }) =>
       Effect.gen(function* () {
         const tx_hash = input.tx_hash ?? (yield* randomTxHash)
-        const store = yield* Store
-        const owner = yield* store.transact((tx) =>
+        // run again if it meets a conflict: on PostgreSQL, a report of the same transfer through another
+        // server can make this lookup of a hot row a deadlock's victim (a 500 before, seen by an audit)
+        const owner = yield* unitOfWork((tx) =>
           Effect.map(
             Conversions.ownerOfAddress(tx, input.network, input.currency, input.to_address),
             (doc) => doc?.business_id ?? null

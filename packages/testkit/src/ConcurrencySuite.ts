@@ -271,6 +271,12 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
               const steps = totals.map((t, i) => t - (i === 0 ? 0n : (totals[i - 1] as bigint)))
               const sorted = (xs: ReadonlyArray<bigint>) => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
               expect(sorted(steps), "running totals step by the transfer amounts").toStrictEqual(sorted(amounts))
+
+              // the timeline in order: a unit that waited for the row or ran again stamps its entries after
+              // those of the units that went first
+              const at = doc.data.timeline.map((e) => e.at)
+              const backwards = at.filter((x, i) => i > 0 && x < (at[i - 1] as number))
+              expect(backwards, "timeline entries in time order").toStrictEqual([])
             })
           )
         })

@@ -411,6 +411,10 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100, stopping:
         // booked on the claimed version only: a run whose claim lapsed and was taken over books nothing
         if (current === undefined || current.version !== row.version) return
         if ((current.data as PayoutRow).status !== "pending") return
+        const conv = (yield* tx.get("conversion", p.conversion_id)) as Doc<Conversion.Conversion> | undefined
+        // booked at the time of this unit, read once the conversion is (the send may have taken a while, and
+        // transfers been applied meanwhile): the payout's entry comes after theirs on its timeline
+        const t = yield* now
         const scope: Scope = { business_id: current.business_id as string, mode: current.mode ?? "live" }
         const next: PayoutRow = outcome.ok
           ? { ...p, status: "succeeded", reference: outcome.reference }
@@ -427,7 +431,6 @@ export const runDuePayouts = Effect.fnUntraced(function* (limit = 100, stopping:
             })
           )
         }
-        const conv = (yield* tx.get("conversion", p.conversion_id)) as Doc<Conversion.Conversion> | undefined
         if (conv !== undefined && outcome.ok) {
           // the payout reached the wallet: told where the conversion's own events go, in the same unit
           const business = (yield* tx.get("business", scope.business_id))?.data as Business | undefined

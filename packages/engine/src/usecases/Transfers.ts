@@ -62,9 +62,12 @@ const applyInUnit = Effect.fnUntraced(function* (
   ids: Ids["Service"],
   transfer: ConfirmedTransfer,
   key: string,
-  t: number
+  clock: Clock.Clock
 ) {
   const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
+  // the time of this run, read once the target is read (on a run after a conflict, once it is locked): a
+  // run that waited or ran again never stamps its entries before those of the unit that went first
+  const t = clock.currentTimeMillisUnsafe()
   const matched = matchOf(target)
   // identity rows an older version wrote under another spelling of the hash (see `legacyTransferKeys`)
   for (const legacy of Conversion.legacyTransferKeys(transfer)) {
@@ -116,9 +119,9 @@ const thenFinish = Effect.flatMap(finish)
 export const applyChainTransfer = (transfer: ConfirmedTransfer) =>
   Effect.contextWith((context: Context.Context<Store | Ids>) => {
     const ids = Context.get(context, Ids)
-    const t = Context.get(context, Clock.Clock).currentTimeMillisUnsafe()
+    const clock = Context.get(context, Clock.Clock)
     const key = Conversion.transferKey(transfer)
-    return thenFinish(unitOfWorkIn(Context.get(context, Store), (tx) => applyInUnit(tx, ids, transfer, key, t)))
+    return thenFinish(unitOfWorkIn(Context.get(context, Store), (tx) => applyInUnit(tx, ids, transfer, key, clock)))
   })
 
 /**
