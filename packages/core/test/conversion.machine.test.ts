@@ -55,6 +55,19 @@ describe("conversion machine: examples", () => {
     }
   })
 
+  it("lateness is decided by when a transfer arrived (`now`); its entries are stamped `at`", () => {
+    const c = fresh()
+    const before = c.invoice_expires_at - 1
+    const step = must(Conversion.applyTransfer(c, transfer(10_000_000n, "0xe"), before, before + 5))
+    expect(step.state.actually_paid).toBe(10_000_000n)
+    expect(step.state.timeline.slice(1).map((e) => e.at)).toEqual([before + 5, before + 5, before + 5])
+    const late = must(
+      Conversion.applyTransfer(c, transfer(10_000_000n, "0xf"), c.invoice_expires_at, c.invoice_expires_at + 7)
+    )
+    expect(late.effects.map((e) => e.type)).toEqual(["late_funds"])
+    expect(late.state.timeline.at(-1)).toMatchObject({ type: "late_funds", at: c.invoice_expires_at + 7 })
+  })
+
   it("a transfer at the deadline is late: not applied, conversion expired, no event", () => {
     const c = fresh()
     const late = must(Conversion.applyTransfer(c, transfer(73_640_000n), c.invoice_expires_at))

@@ -20,6 +20,18 @@ const pay = (amount: bigint, tx = "0x1", log_index = 0): PaymentRequest.Incoming
   amount
 })
 
+describe("payment request machine: arrival and stamp", () => {
+  it("lateness is decided by when a payment arrived (`now`); it is stamped `at`", () => {
+    const pr = must(PaymentRequest.create({ amount: 1000n, expires_at: T0 + 60_000 }, ctx)).state
+    const got = must(PaymentRequest.receivePayment(pr, pay(1_000_000n), T0 + 59_999, T0 + 60_010))
+    expect(got.state.status).toBe("partially_paid")
+    expect(got.state.payments[0]?.at).toBe(T0 + 60_010)
+    expect(got.state.updated_at).toBe(T0 + 60_010)
+    const late = must(PaymentRequest.receivePayment(pr, pay(1_000_000n, "0x2"), T0 + 60_000, T0 + 60_010))
+    expect([late.state.status, late.state.late_funds[0]?.at]).toEqual(["expired", T0 + 60_010])
+  })
+})
+
 describe("payment request machine: the amount maximum after conversion", () => {
   it("a GMD amount worth more than 10,000,000.00 USD at the current rate is refused, naming the rate", () => {
     const e = mustFail(

@@ -12,7 +12,7 @@ import {
   Transfers,
   unbalanced
 } from "@xaalis/engine"
-import { Deferred, Effect, Fiber } from "effect"
+import { Clock, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { it as vit } from "vitest"
@@ -290,6 +290,41 @@ describe("a conversion's timeline kept in sealed rows", () => {
       }).pipe(Effect.provideService(Payouts, rail))
     }).pipe(Effect.provide(testLayer()))
   })
+
+  it.effect(
+    "a transfer that arrived before the window closed counts, though its unit ran after (its entries stamped then)",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+        const inner = yield* Store
+        // the conversion's read takes 5 ms (a wait for its lock, say)
+        const slow = Store.of({
+          ledger: inner.ledger,
+          transact: (work) =>
+            inner.transact((tx) =>
+              work({
+                ...tx,
+                getByKey: (kind, key) =>
+                  kind === "conversion"
+                    ? Effect.andThen(TestClock.adjust(5), tx.getByKey(kind, key))
+                    : tx.getByKey(kind, key)
+              })
+            )
+        })
+        // 2 ms before the window closes
+        yield* TestClock.adjust(Date.parse(c.invoice_expires_at) - (yield* Clock.currentTimeMillis) - 2)
+        const arrived = yield* Clock.currentTimeMillis
+        const outcome = yield* Transfers.applyChainTransfer(usdt(c.pay_address, 30_000_000n, "0xedge")).pipe(
+          Effect.provideService(Store, slow)
+        )
+        assert.isTrue(outcome.applied)
+        const read = yield* Conversions.getConversion(live, c.id)
+        assert.strictEqual(read.actually_paid, 30)
+        const transfer = read.events?.find((e) => e.type === "transfer")
+        assert.strictEqual(Date.parse(transfer?.at ?? ""), arrived + 5, "stamped when its unit ran")
+      }).pipe(Effect.provide(testLayer()))
+  )
 
   it.effect("late funds an older version recorded under another spelling are not recorded again once sealed", () =>
     Effect.gen(function* () {

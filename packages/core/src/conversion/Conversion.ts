@@ -328,11 +328,17 @@ const recordedLate = (state: Conversion, key: string): boolean => {
  *   the funds are recorded as late funds (effect `late_funds`), no event;
  * - otherwise: `actually_paid` grows, the increment of `credited` is credited, the
  *   status follows `actually_paid` vs `pay_amount`, and `ramp.<status>` is emitted.
+ *
+ * `now` is when the transfer arrived: it decides whether it is late. `at`
+ * (default `now`) stamps its timeline entries: the engine passes the time its
+ * unit of work ran, so that a transfer that waited behind another is not
+ * stamped before it, and is still judged by when it arrived.
  */
 export const applyTransfer = (
   state: Conversion,
   transfer: ChainTransfer,
-  now: number
+  now: number,
+  at: number = now
 ): Step<Conversion, ConversionEvent, ConversionEffect> => {
   if (transfer.amount <= 0n) return fail(Errors.validation("A transfer amount must be positive.", "amount"))
   if (transfer.network !== state.network || transfer.coin !== state.pay_currency) {
@@ -354,7 +360,7 @@ export const applyTransfer = (
     return fail(Errors.duplicateTransfer(`Transfer ${transfer.tx_hash}#${transfer.log_index} was already recorded.`))
   }
   if (now >= state.invoice_expires_at || state.status === "expired") {
-    return ok(lateFunds(state, transfer, now), [], [{ type: "late_funds", transfer }])
+    return ok(lateFunds(state, transfer, at), [], [{ type: "late_funds", transfer }])
   }
   const actually_paid = state.actually_paid + transfer.amount
   const credited_gmd = Settlement.credited(state.gmd_amount, state.pay_amount, actually_paid)
@@ -367,10 +373,10 @@ export const applyTransfer = (
   const status = Settlement.statusFor(state.pay_amount, actually_paid)
   const timeline: Array<TimelineEntry> = [
     ...state.timeline,
-    { type: "transfer", at: now, tx_hash: transfer.tx_hash, log_index: transfer.log_index, amount: transfer.amount }
+    { type: "transfer", at, tx_hash: transfer.tx_hash, log_index: transfer.log_index, amount: transfer.amount }
   ]
-  if (gmd > 0n || markup_usd > 0n) timeline.push({ type: "credit", at: now, gmd, markup_usd })
-  if (status !== state.status) timeline.push({ type: "status", at: now, from: state.status, to: status })
+  if (gmd > 0n || markup_usd > 0n) timeline.push({ type: "credit", at, gmd, markup_usd })
+  if (status !== state.status) timeline.push({ type: "status", at, from: state.status, to: status })
   const next: Conversion = {
     ...state,
     status,

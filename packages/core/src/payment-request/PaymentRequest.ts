@@ -187,7 +187,9 @@ const isSeen = (state: PaymentRequest, key: string): boolean =>
 export const receivePayment = (
   state: PaymentRequest,
   payment: IncomingPayment,
-  now: number
+  now: number,
+  /** Stamps the payment (default `now`, which decides lateness): see `Conversion.applyTransfer`. */
+  at: number = now
 ): Step<PaymentRequest, PaymentRequestEvent, PaymentRequestEffect> => {
   if (payment.amount <= 0n) return fail(Errors.validation("A payment amount must be positive.", "amount"))
   const key = transferKey(payment)
@@ -203,10 +205,10 @@ export const receivePayment = (
       tx_hash: payment.tx_hash,
       log_index: payment.log_index,
       amount: payment.amount,
-      at: now
+      at
     }
     return ok(
-      { ...state, status: "expired", updated_at: now, late_funds: [...state.late_funds, funds] },
+      { ...state, status: "expired", updated_at: at, late_funds: [...state.late_funds, funds] },
       [],
       [{ type: "late_funds", funds }]
     )
@@ -219,11 +221,11 @@ export const receivePayment = (
     log_index: payment.log_index,
     amount_paid_usd: payment.amount,
     amount_paid_gmd: gmdValue(payment.amount, state.gmd_rate),
-    at: now
+    at
   }
   const amount = state.amount + payment.amount
   const status: PaymentRequestStatus = amount >= state.usd_amount * MICROS_PER_CENT ? "completed" : "partially_paid"
-  const next: PaymentRequest = { ...state, status, amount, updated_at: now, payments: [...state.payments, received] }
+  const next: PaymentRequest = { ...state, status, amount, updated_at: at, payments: [...state.payments, received] }
   return ok(
     next,
     [{ type: "charge.succeeded", request: next, payment: received }],

@@ -62,12 +62,14 @@ const applyInUnit = Effect.fnUntraced(function* (
   ids: Ids["Service"],
   transfer: ConfirmedTransfer,
   key: string,
+  arrived: number,
   clock: Clock.Clock
 ) {
   const target = yield* ownerOfAddress(tx, transfer.network, transfer.coin, transfer.to_address)
   // the time of this run, read once the target is read (on a run after a conflict, once it is locked): a
-  // run that waited or ran again never stamps its entries before those of the unit that went first
-  const t = clock.currentTimeMillisUnsafe()
+  // run that waited or ran again never stamps its entries before those of the unit that went first. Whether
+  // the transfer is late is still decided by when it arrived
+  const t = Math.max(arrived, clock.currentTimeMillisUnsafe())
   const matched = matchOf(target)
   // identity rows an older version wrote under another spelling of the hash (see `legacyTransferKeys`)
   for (const legacy of Conversion.legacyTransferKeys(transfer)) {
@@ -84,13 +86,13 @@ const applyInUnit = Effect.fnUntraced(function* (
   }
   if (target.kind === "conversion") {
     const doc = target as Doc<Conversion.Conversion>
-    const step = Conversion.applyTransfer(doc.data, transfer, t)
+    const step = Conversion.applyTransfer(doc.data, transfer, arrived, t)
     if (step._tag === "Failure") return notApplied(transfer, matched)
     const payouts = yield* bookConversionStepWith(tx, ids, doc, step.success, t)
     return appliedUnlessLate(transfer, matched, step.success.effects, payouts)
   }
   const doc = target as Doc<StoredPaymentRequest>
-  const step = PaymentRequest.receivePayment(doc.data.request, transfer, t)
+  const step = PaymentRequest.receivePayment(doc.data.request, transfer, arrived, t)
   if (step._tag === "Failure") return notApplied(transfer, matched)
   yield* bookPaymentRequestStep(tx, doc, step.success, t)
   return appliedUnlessLate(transfer, matched, step.success.effects, 0)
@@ -120,8 +122,11 @@ export const applyChainTransfer = (transfer: ConfirmedTransfer) =>
   Effect.contextWith((context: Context.Context<Store | Ids>) => {
     const ids = Context.get(context, Ids)
     const clock = Context.get(context, Clock.Clock)
+    const arrived = clock.currentTimeMillisUnsafe()
     const key = Conversion.transferKey(transfer)
-    return thenFinish(unitOfWorkIn(Context.get(context, Store), (tx) => applyInUnit(tx, ids, transfer, key, clock)))
+    return thenFinish(
+      unitOfWorkIn(Context.get(context, Store), (tx) => applyInUnit(tx, ids, transfer, key, arrived, clock))
+    )
   })
 
 /**
