@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import * as Dispatcher from "./outbox/Dispatcher.ts"
 import * as Conversions from "./usecases/Conversions.ts"
+import * as Idempotency from "./usecases/Idempotency.ts"
 import * as Invoices from "./usecases/Invoices.ts"
 import * as PaymentIntents from "./usecases/PaymentIntents.ts"
 import * as PaymentRequests from "./usecases/PaymentRequests.ts"
@@ -11,6 +12,8 @@ export interface SchedulerRun {
   readonly payment_requests_expired: number
   readonly payment_intents_expired: number
   readonly invoices_overdue: number
+  /** Idempotency keys forgotten, their 24 hours over (with a Store that has a `StorePurge`). */
+  readonly idempotency_keys_purged: number
   readonly payouts_sent: number
   readonly webhooks: Dispatcher.DispatchSummary
 }
@@ -34,7 +37,8 @@ const never = () => false
 /**
  * Runs everything that fell due at the Clock's current time: expiries of
  * conversions, payment requests and payment intents, overdue marks of live
- * invoices, payouts left pending (after a crash), then webhook deliveries and retries
+ * invoices, idempotency keys past their 24 hours (forgotten, when the Store can
+ * purge), payouts left pending (after a crash), then webhook deliveries and retries
  * (last, so events written by the expiries go out in the same pass). Driven by
  * the Clock port: with a test clock, advancing time and calling `runDue` runs
  * exactly what fell due. `defer` is the dispatcher's (`Dispatcher.dispatchDue`):
@@ -52,6 +56,7 @@ export const runDue = Effect.fnUntraced(function* (options?: {
   const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch), stopping)
   const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch), stopping)
   const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch), stopping)
+  const idempotency_keys_purged = yield* drain(Idempotency.purgeExpired(batch), stopping)
   const payouts_sent = stopping() ? 0 : yield* Conversions.runDuePayouts(batch, stopping)
   let webhooks = Dispatcher.nothingDispatched
   while (!stopping()) {
@@ -64,6 +69,7 @@ export const runDue = Effect.fnUntraced(function* (options?: {
     payment_requests_expired,
     payment_intents_expired,
     invoices_overdue,
+    idempotency_keys_purged,
     payouts_sent,
     webhooks
   }

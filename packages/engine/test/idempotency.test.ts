@@ -1,6 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Businesses, Conversions, DuplicateKey, Idempotency, Invoices, Store, Transfers } from "@xaalis/engine"
+import {
+  Balance,
+  Businesses,
+  Conversions,
+  DuplicateKey,
+  Idempotency,
+  Invoices,
+  MemoryNotifier,
+  Scheduler,
+  Store,
+  Transfers
+} from "@xaalis/engine"
 import { Cause, Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { business, codeOf, testLayer } from "./setup.ts"
 
 type Live = Effect.Success<ReturnType<typeof business>>["live"]
@@ -25,6 +37,34 @@ const invoiceRecover =
   }
 
 describe("idempotency records", () => {
+  it.effect("a key is kept 24 hours, then the scheduler forgets it: used again, it is a new request", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const create = (gmd_amount: bigint) =>
+        Idempotency.idempotent(
+          live,
+          "day-key",
+          `offramp ${gmd_amount}`,
+          Conversions.createConversion(live, { gmd_amount })
+        )
+      const first = yield* create(500000n)
+      // a day less a millisecond: kept (another body is a conflict, the same one replays)
+      yield* TestClock.adjust(Idempotency.retention_ms - 1)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 0)
+      assert.strictEqual(codeOf(yield* Effect.flip(create(600000n))), "idempotency_conflict")
+      assert.deepStrictEqual(yield* create(500000n), first)
+      // the day is over: the next pass deletes the key's row, and the key is free
+      yield* TestClock.adjust(1)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 1)
+      const fresh = yield* create(600000n)
+      assert.notStrictEqual(fresh.id, first.id)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 2)
+      // and it is kept again, a day from its new first use
+      assert.deepStrictEqual(yield* create(600000n), fresh)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 0)
+    }).pipe(Effect.provide(MemoryNotifier.layer), Effect.provide(testLayer()))
+  )
+
   it.effect("same key and request: the first result, one effect; different request: idempotency_conflict", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -16,6 +16,7 @@ import {
   Scheduler,
   Store,
   StoreChanges,
+  StorePurge,
   type Tx
 } from "@xaalis/engine"
 import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Result, Schema, Semaphore } from "effect"
@@ -506,13 +507,15 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
               })
         )
   )
-  // the store as given, watched for outbox rows; its StoreChanges, when it has one, passed on
+  // the store as given, watched for outbox rows; its StoreChanges and StorePurge, when it has them, passed on
   const store = Layer.effectContext(
     Effect.gen(function* () {
       const observed = Context.make(Store, observeOutbox(yield* Store))
       const changes = yield* Effect.serviceOption(StoreChanges)
+      const purge = yield* Effect.serviceOption(StorePurge)
+      const withChanges = Option.isSome(changes) ? Context.add(observed, StoreChanges, changes.value) : observed
       return (
-        Option.isSome(changes) ? Context.add(observed, StoreChanges, changes.value) : observed
+        Option.isSome(purge) ? Context.add(withChanges, StorePurge, purge.value) : withChanges
       ) as Context.Context<Store>
     })
   ).pipe(Layer.provide(options.store ?? MemoryStore.layer))

@@ -1,7 +1,7 @@
 import type { Resources } from "@xaalis/core"
-import { MemoryNotifier, MemoryStore, Notifier, Store } from "@xaalis/engine"
+import { MemoryNotifier, MemoryStore, Notifier, Store, StorePurge } from "@xaalis/engine"
 import { type HttpApiOptions, type HttpFault, makeHttpApi } from "@xaalis/http"
-import { Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { expect } from "vitest"
 
 /** An answer, read once: status, headers and the parsed JSON body. */
@@ -27,11 +27,11 @@ export interface CallOptions {
  * internal fault collected (a test fails if one shows up unexpectedly).
  */
 export const setup = (options: HttpApiOptions = {}) => {
-  const store = Effect.runSync(MemoryStore.makeMemoryStore)
+  const { store, purge } = Effect.runSync(MemoryStore.makeWithPurge)
   const notifier = Effect.runSync(MemoryNotifier.make)
   const faults: Array<HttpFault> = []
   const api = makeHttpApi({
-    store: Layer.succeed(Store, store),
+    store: Layer.succeedContext(Context.make(Store, store).pipe(Context.add(StorePurge, purge))),
     notifier: Layer.succeed(Notifier, notifier.notifier),
     onError: (f) => faults.push(f),
     ...options

@@ -208,6 +208,23 @@ describe("Idempotency-Key", () => {
     }
   })
 
+  it("is kept 24 hours, then forgotten: the same key with another body is a new request", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const headers = { "idempotency-key": "a-day" }
+    const create = (amount: number) => s.call("POST", "/v1/payment-links", { key, headers, body: { data: { amount } } })
+    const first = await create(5)
+    expect(first.status).toBe(201)
+    const advance = (seconds: number) => s.call("POST", "/v1/test_helpers/clock/advance", { key, body: { seconds } })
+    await advance(24 * 3600 - 60)
+    expectError(await create(6), 409, "idempotency_conflict")
+    await advance(60) // the day is over; the advance runs the scheduler, which forgets the key
+    const again = await create(6)
+    expect([again.status, again.body.amount]).toEqual([201, 6])
+    expect(again.body.id).not.toBe(first.body.id)
+    expect((await s.call("GET", "/v1/payment-links", { key })).body.meta.total).toBe(2)
+  })
+
   it("refuses a key that breaks the length or charset limits with 400, before anything runs", async () => {
     s = setup()
     const { secret_key_test: key } = await s.business()

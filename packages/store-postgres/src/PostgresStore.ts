@@ -95,11 +95,12 @@ import {
   type Scope,
   Store,
   StoreError,
+  StorePurge,
   type Tx,
   unbalanced,
   VersionConflict
 } from "@xaalis/engine"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult, type QueryResultRow } from "pg"
 import { fromQuery, isConnectionError, secretsOf, toStoreError } from "./errors.ts"
 import { isPlainIdentifier, migrate } from "./Migrations.ts"
@@ -213,7 +214,20 @@ const sql = {
   balances: `SELECT account, currency, sum(amount)::text AS amount FROM ledger
     WHERE business_id = $1 AND mode = $2 GROUP BY account, currency`,
   ledger: `SELECT id, transaction_id, business_id, mode, account, currency, amount::text AS amount, created_at, cause
-    FROM ledger ORDER BY seq`
+    FROM ledger ORDER BY seq`,
+  /**
+   * `StorePurge`, in one statement: the due rows, locked (a row a unit is
+   * writing is skipped, for the next purge), deleted with their keys.
+   */
+  purge: `WITH due AS (
+      SELECT kind, id FROM docs WHERE kind = $1 AND due_at IS NOT NULL AND due_at <= $2
+      ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
+    ), keys AS (
+      DELETE FROM doc_keys k USING due WHERE k.kind = due.kind AND k.id = due.id
+    ), gone AS (
+      DELETE FROM docs d USING due WHERE d.kind = due.kind AND d.id = due.id RETURNING 1
+    )
+    SELECT count(*)::int AS n FROM gone`
 } as const
 
 /** Named (server-side prepared, once per connection) statements. */
@@ -350,7 +364,8 @@ const snapshotOf = (answer: Promise<QueryResult<QueryResultRow>>): Promise<strin
   return snapshot
 }
 
-export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
+/** The Store and its `StorePurge` over one pool. */
+const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
   const secrets = secretsOf(options.connectionString)
   const schema = options.schema
   if (schema !== undefined && !isPlainIdentifier(schema)) {
@@ -891,8 +906,26 @@ export const make = Effect.fnUntraced(function* (options: PostgresStoreOptions) 
     catch: (e) => toStoreError(e, "reading the ledger", secrets)
   })
 
-  return Store.of({ transact, ledger })
+  const purge = StorePurge.of({
+    purgeDue: (kind, before, limit) =>
+      Effect.tryPromise({
+        try: async () => {
+          const { rows } = await pool.query<{ n: number }>(
+            named("purge", [kind, before, Math.max(0, Math.trunc(limit))])
+          )
+          return rows[0]?.n ?? 0
+        },
+        catch: (e) => toStoreError(e, "purging", secrets)
+      })
+  })
+  return { store: Store.of({ transact, ledger }), purge }
 })
+
+/**
+ * The Store over a pool of `poolMax` connections (scoped: the pool closes with
+ * the scope). `layer` provides it with its `StorePurge`.
+ */
+export const make = (options: PostgresStoreOptions) => Effect.map(makeBoth(options), ({ store }) => store)
 
 /**
  * The pool's configuration: `schema` goes into the `options` startup parameter
@@ -939,5 +972,7 @@ const poolConfig = (options: PostgresStoreOptions): PoolConfig => {
  * released. Fails with StoreError when the database is unreachable, refuses
  * the migration, or is newer than this code.
  */
-export const layer = (options: PostgresStoreOptions): Layer.Layer<Store, StoreError> =>
-  Layer.effect(Store, make(options))
+export const layer = (options: PostgresStoreOptions): Layer.Layer<Store | StorePurge, StoreError> =>
+  Layer.effectContext(
+    Effect.map(makeBoth(options), ({ store, purge }) => Context.make(Store, store).pipe(Context.add(StorePurge, purge)))
+  )

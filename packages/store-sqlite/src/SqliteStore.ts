@@ -48,6 +48,7 @@ import {
   Store,
   StoreChanges,
   StoreError,
+  StorePurge,
   type Tx,
   unbalanced,
   VersionConflict
@@ -189,6 +190,8 @@ export const sql = {
   insertDoc: `INSERT INTO docs (${DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`,
   insertKey: "INSERT INTO doc_keys (kind, key, id) VALUES (?, ?, ?)",
   deleteKey: "DELETE FROM doc_keys WHERE kind = ? AND key = ?",
+  /** A purged row (`StorePurge`), at the version the purge read. */
+  deleteDoc: "DELETE FROM docs WHERE kind = ? AND id = ? AND version = ?",
   /**
    * The most common update: right version, only `data` changes (same keys,
    * scope, creation time and due time as stored): no secondary index entry is
@@ -607,7 +610,11 @@ export const make = (
 const makeWithChanges = (
   options: SqliteStoreOptions
 ): Effect.Effect<
-  { readonly store: Store["Service"]; readonly changes: StoreChanges["Service"] },
+  {
+    readonly store: Store["Service"]
+    readonly changes: StoreChanges["Service"]
+    readonly purge: StorePurge["Service"]
+  },
   StoreError | SchemaTooNew,
   EffectScope.Scope
 > =>
@@ -895,25 +902,49 @@ const makeWithChanges = (
         catch: (e) => storeError("data_version", e)
       })
     })
-    return { store: Store.of({ transact, ledger }), changes }
+    // a unit of work like the others (the same connection, group commit): the due rows as it reads them,
+    // deleted with their keys; the foreign key check of each delete looks up the row's kind in doc_keys
+    // by its primary key (kind, key): rows of a kind without keys cost no scan
+    const purge = StorePurge.of({
+      purgeDue: (kind, before, limit) =>
+        transact((tx) =>
+          Effect.flatMap(tx.due(kind, before, limit), (rows) =>
+            Effect.try({
+              try: () => {
+                for (const d of rows) {
+                  for (const key of d.keys) s.deleteKey.run(kind, key)
+                  s.deleteDoc.run(kind, d.id, d.version)
+                }
+                return rows.length
+              },
+              catch: (e) => storeError("purge", e)
+            })
+          )
+        )
+    })
+    return { store: Store.of({ transact, ledger }), changes, purge }
   })
 
 /** The Store on the file `options.path` (created with its parent directories if missing). */
-export const layer = (options: SqliteStoreOptions): Layer.Layer<Store | StoreChanges, StoreError | SchemaTooNew> =>
+export const layer = (
+  options: SqliteStoreOptions
+): Layer.Layer<Store | StoreChanges | StorePurge, StoreError | SchemaTooNew> =>
   Layer.effectContext(
-    Effect.map(makeWithChanges(options), ({ store, changes }) =>
-      Context.make(Store, store).pipe(Context.add(StoreChanges, changes))
+    Effect.map(makeWithChanges(options), ({ store, changes, purge }) =>
+      Context.make(Store, store).pipe(Context.add(StoreChanges, changes)).pipe(Context.add(StorePurge, purge))
     )
   )
 
 /** A fresh, empty in-memory database per build (tests). */
-export const layerMemory = (): Layer.Layer<Store | StoreChanges> => Layer.orDie(layer({ path: ":memory:" }))
+export const layerMemory = (): Layer.Layer<Store | StoreChanges | StorePurge> =>
+  Layer.orDie(layer({ path: ":memory:" }))
 
 /** The Store on `<dataDir>/xaalis.sqlite`: the default of a server started with `DATA_DIR`. */
 export const layerFromDataDir = (
   dataDir: string,
   options?: Omit<SqliteStoreOptions, "path">
-): Layer.Layer<Store | StoreChanges, StoreError | SchemaTooNew> => layer({ ...options, path: pathInDataDir(dataDir) })
+): Layer.Layer<Store | StoreChanges | StorePurge, StoreError | SchemaTooNew> =>
+  layer({ ...options, path: pathInDataDir(dataDir) })
 
 /**
  * Copies the database at `source` to `destination` while it may be in use (by

@@ -22,8 +22,17 @@
  * - `ledger` and errors are compared by value and `_tag`, never by `instanceof`.
  */
 
-import { type Doc, type Kind, type LedgerEntry, type Scope, Store, type StoreError, type Tx } from "@xaalis/engine"
-import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Result } from "effect"
+import {
+  type Doc,
+  type Kind,
+  type LedgerEntry,
+  type Scope,
+  Store,
+  type StoreError,
+  StorePurge,
+  type Tx
+} from "@xaalis/engine"
+import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 
@@ -1169,6 +1178,46 @@ export const storeConformance = (
             "d_200"
           ])
         }))
+    })
+
+    describe("purge (StorePurge, when the layer provides one)", () => {
+      it("deletes the due rows of one kind, oldest due first, at most `limit`, with their keys; nothing else", (ctx) =>
+        Effect.runPromise(
+          Effect.gen(function* () {
+            const store = yield* Store
+            const purge = yield* Effect.serviceOption(StorePurge)
+            if (Option.isNone(purge)) return ctx.skip("this store has no StorePurge")
+            const key = (id: string, due_at: number | null, keys: ReadonlyArray<string> = []) =>
+              mk({ kind: "idempotency", id, due_at, keys, data: { id } })
+            yield* insertAll(store, [
+              key("k1", T0 + 10),
+              key("kx", T0 + 15, ["ik:x"]),
+              key("k2", T0 + 20),
+              key("k3", T0 + 30),
+              key("k4", null),
+              mk({ id: "inv_due", due_at: T0 + 5, keys: ["inv:key"] })
+            ])
+            const k3 = yield* getDoc(store, "idempotency", "k3")
+            expect(yield* purge.value.purgeDue("idempotency", T0 + 20, 10)).toBe(3)
+            for (const id of ["k1", "kx", "k2"]) expect(yield* getDoc(store, "idempotency", id), id).toBeUndefined()
+            expect((yield* getDoc(store, "idempotency", "k3"))?.id).toBe("k3")
+            expect((yield* getDoc(store, "idempotency", "k4"))?.id).toBe("k4")
+            expect((yield* getDoc(store, "invoice", "inv_due"))?.keys, "another kind untouched").toStrictEqual([
+              "inv:key"
+            ])
+            // the purged row's key is free again, and so is its id
+            expect(yield* store.transact((tx) => tx.getByKey("idempotency", "ik:x"))).toBeUndefined()
+            yield* insertAll(store, [key("ky", null, ["ik:x"]), key("k1", null)])
+            expect((yield* store.transact((tx) => tx.getByKey("idempotency", "ik:x")))?.id).toBe("ky")
+            // at most `limit`, oldest due first
+            expect(yield* purge.value.purgeDue("idempotency", T0 + 1_000, 1)).toBe(1)
+            expect(yield* getDoc(store, "idempotency", "k3")).toBeUndefined()
+            expect(yield* purge.value.purgeDue("idempotency", T0 + 1_000, 10)).toBe(0)
+            // a unit that read a purged row and updates it meets a VersionConflict
+            const lost = yield* Effect.exit(store.transact((tx) => tx.update({ ...(k3 as Doc), version: 2 })))
+            expect(Exit.isFailure(lost) && Cause.pretty(lost.cause)).toContain("VersionConflict")
+          }).pipe(Effect.provide(makeLayer()))
+        ))
     })
 
     describe("ledger", () => {

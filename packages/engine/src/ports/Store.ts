@@ -153,6 +153,27 @@ export class StoreChanges extends Context.Service<
   { readonly version: Effect.Effect<number, StoreError> }
 >()("@xaalis/engine/ports/StoreChanges") {}
 
+/**
+ * Optional, beside a `Store`: deletes rows that have served their time. The
+ * engine purges only idempotency records, whose `due_at` is the end of their
+ * retention (24 hours after first use; see `Idempotency.retention_ms`). A
+ * store that provides none keeps every row; nothing else changes.
+ */
+export class StorePurge extends Context.Service<
+  StorePurge,
+  {
+    /**
+     * Deletes at most `limit` rows of `kind` whose `due_at` is at or before
+     * `before`, oldest due first, with their unique keys (free to be taken
+     * again), in a transaction of its own, and answers how many. A unit of work
+     * that read such a row and then updates it meets a `VersionConflict` (the
+     * row is gone) and, run again, finds it absent. Rows another transaction is
+     * writing may be left for the next purge.
+     */
+    readonly purgeDue: (kind: Kind, before: number, limit: number) => Effect.Effect<number, StoreError>
+  }
+>()("@xaalis/engine/ports/StorePurge") {}
+
 /** The ledger invariant: every transaction sums to zero in every currency. */
 export const unbalanced = (entries: ReadonlyArray<LedgerEntry>): ReadonlyArray<string> => {
   const sums = new Map<string, bigint>()

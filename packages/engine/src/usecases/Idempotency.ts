@@ -1,7 +1,7 @@
 import { DomainError, type Errors } from "@xaalis/core"
-import { Data, Deferred, Effect } from "effect"
+import { Data, Deferred, Effect, Option } from "effect"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, DuplicateKey, Store, type StoreError, type Tx, VersionConflict } from "../ports/Store.ts"
+import { type Doc, DuplicateKey, Store, type StoreError, StorePurge, type Tx, VersionConflict } from "../ports/Store.ts"
 import { type Caller, newDoc, now, revise, unitOfWork } from "./common.ts"
 
 /**
@@ -12,7 +12,11 @@ export type Recover<A, R2> = (
   touched: ReadonlyArray<{ readonly kind: string; readonly id: string }>
 ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
 
-/** How long a key is remembered at least (decisions §7: 24 hours). */
+/**
+ * How long a key is remembered (decisions §7: at least 24 hours). Its row is
+ * due then: a store with a `StorePurge` deletes it at the scheduler's next
+ * pass (`purgeExpired`), and the key is free for a new request.
+ */
 export const retention_ms = 24 * 3_600_000
 
 /** The first outcome of a request, as replayed to later requests with the same key. */
@@ -65,6 +69,10 @@ const sameRequest = (row: IdempotencyRow, fingerprint: Fingerprint): boolean => 
 const touched_max = 10
 
 const rowId = (caller: Caller, key: string) => `${caller.business_id}:${caller.mode}:${key}`
+
+/** A key's row as first written: due for purging when its retention ends. */
+const keyRow = (id: string, caller: Caller, t: number, data: IdempotencyRow) =>
+  newDoc({ kind: "idempotency", id, scope: caller, now: t, data, due_at: data.expires_at })
 
 const conflict = (message: string) => new DomainError({ code: "idempotency_conflict", message })
 
@@ -198,7 +206,7 @@ const once = <A, R, R2>(
         if (current === undefined) {
           // a concurrent first use of the key fails here, rolling its unit back
           yield* tx
-            .insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: freshRow(1) }))
+            .insert(keyRow(id, caller, t, freshRow(1)))
             .pipe(Effect.catchTag("DuplicateKey", () => Effect.fail(new KeyTaken({ key: id }))))
         } else if (current.data.owner !== owner) {
           return yield* Effect.fail(new KeyTaken({ key: id }))
@@ -282,7 +290,7 @@ const once = <A, R, R2>(
         const done = (base: IdempotencyRow): IdempotencyRow => ({ ...base, status: "completed", outcome })
         if (current === undefined) {
           // the request committed nothing (e.g. a validation error): record its outcome alone
-          yield* tx.insert(newDoc({ kind: "idempotency", id, scope: caller, now: t, data: done(freshRow(0)) }))
+          yield* tx.insert(keyRow(id, caller, t, done(freshRow(0))))
         } else if (current.data.owner !== owner) {
           return yield* Effect.fail(new DuplicateKey({ kind: "idempotency", key: id }))
         } else if (current.data.status === "completed" && current.data.outcome !== null) {
@@ -445,3 +453,13 @@ const replay = <A>(outcome: Recorded<A>): Effect.Effect<A, DomainError> =>
   outcome.ok
     ? Effect.succeed(outcome.value)
     : Effect.fail(new DomainError({ code: outcome.code, message: outcome.message }))
+
+/**
+ * Deletes at most `limit` key rows whose retention ended, when the Store has a
+ * `StorePurge` (none: nothing is deleted and 0 is answered). A key used again
+ * after that is a new request.
+ */
+export const purgeExpired = (limit = 100): Effect.Effect<number, StoreError> =>
+  Effect.flatMap(Effect.serviceOption(StorePurge), (purge) =>
+    Option.isNone(purge) ? Effect.succeed(0) : Effect.flatMap(now, (t) => purge.value.purgeDue("idempotency", t, limit))
+  )

@@ -1,4 +1,4 @@
-import { Effect, Layer, Semaphore } from "effect"
+import { Context, Effect, Layer, Semaphore } from "effect"
 import {
   type Doc,
   DuplicateKey,
@@ -7,6 +7,7 @@ import {
   type Scope,
   Store,
   StoreError,
+  StorePurge,
   type Tx,
   unbalanced,
   VersionConflict
@@ -393,9 +394,13 @@ const txOf = (unit: Unit): Tx => ({
  * semaphore), against a staged overlay that is applied only when the work
  * succeeds, so a failed unit leaves nothing behind. Stored rows are deep-frozen:
  * reads hand out the stored object itself (no copy), and any attempt to mutate it
- * throws instead of silently changing stored state.
+ * throws instead of silently changing stored state. With it, its `StorePurge`
+ * over the same tables (a purge takes the same lock as a unit of work).
  */
-export const makeMemoryStore = Effect.gen(function* () {
+export const makeWithPurge: Effect.Effect<{
+  readonly store: Store["Service"]
+  readonly purge: StorePurge["Service"]
+}> = Effect.gen(function* () {
   const lock = yield* Semaphore.make(1)
   const tables: Tables = { docs: new Map(), keys: new Map(), due: new Map(), ledger: [] }
 
@@ -410,11 +415,39 @@ export const makeMemoryStore = Effect.gen(function* () {
       })
     )
 
-  return Store.of({
+  const store = Store.of({
     transact,
     ledger: Effect.sync(() => tables.ledger.map(entryCopy))
   })
+  // between units of work (the same lock): a unit never sees a row go in the middle of it
+  const purge = StorePurge.of({
+    purgeDue: (kind, before, limit) =>
+      lock.withPermit(
+        Effect.sync(() => {
+          const index = tables.due.get(kind)
+          if (index === undefined) return 0
+          const rows = tables.docs.get(kind) as Map<string, Doc>
+          const keys = tables.keys.get(kind)
+          const ids = index.due(before, limit)
+          for (const id of ids) {
+            for (const key of (rows.get(id) as Doc).keys) keys?.delete(key)
+            rows.delete(id)
+            index.set(id, null)
+          }
+          return ids.length
+        })
+      )
+  })
+  return { store, purge }
 })
 
-/** Layer of the in-memory Store: a fresh, empty store per build. */
-export const layer: Layer.Layer<Store> = Layer.effect(Store, makeMemoryStore)
+/** The in-memory Store alone (its `StorePurge` is in `layer`). */
+export const makeMemoryStore: Effect.Effect<Store["Service"]> = Effect.map(makeWithPurge, ({ store }) => store)
+
+/** The in-memory Store and its `StorePurge`: a fresh, empty store per build. */
+export const layerWithPurge: Layer.Layer<Store | StorePurge> = Layer.effectContext(
+  Effect.map(makeWithPurge, ({ store, purge }) => Context.make(Store, store).pipe(Context.add(StorePurge, purge)))
+)
+
+/** Layer of the in-memory Store (with its `StorePurge`): a fresh, empty store per build. */
+export const layer: Layer.Layer<Store> = layerWithPurge
