@@ -37,6 +37,46 @@ const invoiceRecover =
   }
 
 describe("idempotency records", () => {
+  it.effect("a key's row names the caller's objects and system rows it wrote, never another business's", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const other = yield* business()
+      const row = (id: string, business_id: string | null) => ({
+        kind: "invoice" as const,
+        id,
+        business_id,
+        mode: business_id === null ? null : ("live" as const),
+        created_at: 0,
+        version: 1,
+        due_at: null,
+        keys: [],
+        data: {}
+      })
+      // a request that writes one of its own rows, a system row and another business's (as the due payouts
+      // a transfer's request sends may be)
+      yield* Idempotency.idempotent(
+        live,
+        "scope-key",
+        "f",
+        Effect.flatMap(Store, (store) =>
+          store.transact((tx) =>
+            Effect.all([
+              tx.insert(row("mine", live.business_id)),
+              tx.insert(row("system", null)),
+              tx.insert(row("theirs", other.live.business_id))
+            ])
+          )
+        ).pipe(Effect.orDie)
+      )
+      const store = yield* Store
+      const key = yield* store.transact((tx) => tx.get("idempotency", `${live.business_id}:live:scope-key`))
+      assert.deepStrictEqual((key?.data as { touched?: ReadonlyArray<string> } | undefined)?.touched, [
+        "invoice mine",
+        "invoice system"
+      ])
+    }).pipe(Effect.provide(testLayer()))
+  )
+
   it.effect("a key is kept 24 hours, then the scheduler forgets it: used again, it is a new request", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -248,9 +248,16 @@ const once = <A, R, R2>(
             )
           const touched: Array<string> = []
           // the objects a request wrote; the event rows a create adds are not among them, but an event
-          // row a request changes is (a webhook resend)
+          // row a request changes is (a webhook resend). Only the caller's own rows and system rows (a
+          // transfer's identity): work a request does for others (the due payouts a transfer's request
+          // sends, of any business) is not named on its key, whose conflict message the caller reads
           const note = (doc: Doc, inserted: boolean) => {
-            if (doc.kind !== "idempotency" && !(inserted && doc.kind === "outbox") && touched.length < touched_max) {
+            if (
+              doc.kind !== "idempotency" &&
+              !(inserted && doc.kind === "outbox") &&
+              (doc.business_id === null || doc.business_id === caller.business_id) &&
+              touched.length < touched_max
+            ) {
               const it = `${doc.kind} ${doc.id}`
               if (!touched.includes(it)) touched.push(it)
             }
