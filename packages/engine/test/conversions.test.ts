@@ -1,5 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Balance, Conversions, Payouts, Sandbox, Store, Transfers, unbalanced } from "@xaalis/engine"
+import {
+  Balance,
+  Conversions,
+  type Doc,
+  Payouts,
+  Sandbox,
+  Store,
+  type Timeline,
+  Transfers,
+  unbalanced
+} from "@xaalis/engine"
 import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { business, codeOf, testLayer } from "./setup.ts"
@@ -114,9 +124,17 @@ describe("conversions through the engine", () => {
         outcomes.push((yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, tx_hash))).applied)
       assert.deepStrictEqual(outcomes, [true, false, false, false, false])
       assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 20)
-      // an identity row an older version wrote under the unprefixed hash still stops a re-report
+      // an identity row an older version wrote under the unprefixed hash, for a conversion it created (the
+      // row without the mark this version sets), still stops a re-report
       const old = "cd34ab12".repeat(8)
       const store = yield* Store
+      yield* store.transact((tx) =>
+        Effect.flatMap(tx.get("conversion", c.id), (found) => {
+          const doc = found as Doc<Timeline.StoredConversion>
+          const { canonical_keys: _, ...older } = doc.data
+          return tx.update({ ...doc, version: doc.version + 1, data: older })
+        })
+      )
       yield* store.transact((tx) =>
         tx.insert({
           kind: "transfer",
@@ -137,6 +155,40 @@ describe("conversions through the engine", () => {
         (yield* Transfers.applyChainTransfer(transfer(c.pay_address, 20_000_000n, `0X${old.toUpperCase()}`))).applied
       )
       assert.strictEqual((yield* Conversions.getConversion(live, c.id)).actually_paid, 20)
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("a conversion this version created skips the lookups of older keys (one query each)", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+      const inner = yield* Store
+      const looked: Array<string> = []
+      const counting = Store.of({
+        ledger: inner.ledger,
+        transact: (work) =>
+          inner.transact((tx) =>
+            work({
+              ...tx,
+              get: (kind, id) => {
+                if (kind === "transfer") looked.push(id)
+                return tx.get(kind, id)
+              }
+            })
+          )
+      })
+      const apply = (tx_hash: string) =>
+        Transfers.applyChainTransfer(transfer(c.pay_address, 10_000_000n, tx_hash)).pipe(
+          Effect.provideService(Store, counting)
+        )
+      assert.isTrue((yield* apply(`0x${"ab".repeat(32)}`)).applied)
+      assert.isTrue((yield* apply("CD".repeat(32))).applied)
+      assert.deepStrictEqual(looked, [])
+      // a stray transfer (no conversion of this version to vouch for it) is still checked
+      yield* Transfers.applyChainTransfer(transfer("TNobodysAddress", 1n, `0x${"ef".repeat(32)}`)).pipe(
+        Effect.provideService(Store, counting)
+      )
+      assert.deepStrictEqual(looked, [`TRC20:${"ef".repeat(32)}:0`])
     }).pipe(Effect.provide(testLayer()))
   )
 

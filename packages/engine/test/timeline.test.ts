@@ -351,7 +351,9 @@ describe("a conversion's timeline kept in sealed rows", () => {
               detail: `old ${i}`
             }))
           ]
-          const data = { ...doc.data, status: "expired" as const, invoice_expires_at: at - 1, timeline }
+          // (an older version's row: without the mark of a conversion created by this one)
+          const { canonical_keys: _, ...older } = doc.data as Timeline.StoredConversion
+          const data = { ...older, status: "expired" as const, invoice_expires_at: at - 1, timeline }
           yield* tx.update({ ...doc, version: doc.version + 1, due_at: null, data })
           yield* tx.insert({
             kind: "transfer",

@@ -127,7 +127,8 @@ const createWith = Effect.fnUntraced(function* (
       id,
       scope: caller,
       now: t,
-      data: state,
+      // created by a version that keys transfers canonically: no transfer to it has an older key
+      data: { ...state, canonical_keys: true } satisfies Timeline.StoredConversion,
       due_at: state.invoice_expires_at,
       keys: [flat(`ref:${reference}`), flat(addressKey(state.network, state.pay_currency, pay_address))]
     })

@@ -14,6 +14,8 @@ import { type Caller, fromStep, getScoped, newDoc, now, requireLive, revise, swe
 export interface StoredPaymentRequest {
   readonly request: PaymentRequest.PaymentRequest
   readonly account_id: string
+  /** Set on every request this version creates: no transfer to it has an older key (see `Transfers`). */
+  readonly canonical_keys?: true
   readonly addresses: ReadonlyArray<{
     readonly network: "TRC20" | "ARC"
     readonly coin: "USDT" | "USDC"
@@ -61,7 +63,12 @@ export const createPaymentRequest = Effect.fn("createPaymentRequest")(function* 
       Effect.orDie
     )
   )
-  const stored: StoredPaymentRequest = { request: step.state, account_id: caller.account_id, addresses }
+  const stored: StoredPaymentRequest = {
+    request: step.state,
+    account_id: caller.account_id,
+    addresses,
+    canonical_keys: true
+  }
   // a fresh id and freshly issued addresses: a clash of this row is a defect; the unit's other
   // failures (an Idempotency-Key raced by a concurrent first use, the store) pass through
   yield* unitOfWork((tx) =>

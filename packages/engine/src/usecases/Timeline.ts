@@ -25,8 +25,15 @@ import { newDoc, revise } from "./common.ts"
  */
 export const open_timeline_max = 32
 
-/** A conversion as its row holds it: the latest entries, and how many sealed rows hold the older ones. */
-export type StoredConversion = Conversion.Conversion & { readonly sealed?: number }
+/**
+ * A conversion as its row holds it: the latest entries, how many sealed rows
+ * hold the older ones, and `canonical_keys` (see `Transfers`: set on every row
+ * this version creates).
+ */
+export type StoredConversion = Conversion.Conversion & {
+  readonly sealed?: number
+  readonly canonical_keys?: true
+}
 
 /** A sealed part of a conversion's timeline, oldest first, and the keys of the transfers it records. */
 export interface SealedTimeline {

@@ -56,6 +56,16 @@ const appliedUnlessLate = (
   payouts
 })
 
+/**
+ * Whether the conversion or payment request was created by a version that
+ * keys transfers canonically (its row says `canonical_keys`): every transfer
+ * to it was applied by such a version, so no identity row of one is under an
+ * older key, and the lookups of those (one query each, a round trip on
+ * PostgreSQL) are skipped. Rows created before carry no mark and are looked up.
+ */
+const createdCanonical = (target: Doc | undefined): boolean =>
+  target !== undefined && (target.data as { readonly canonical_keys?: true }).canonical_keys === true
+
 /** The unit of work of one transfer (see `applyChainTransfer`). */
 const applyInUnit = Effect.fnUntraced(function* (
   tx: Tx,
@@ -71,9 +81,12 @@ const applyInUnit = Effect.fnUntraced(function* (
   // the transfer is late is still decided by when it arrived
   const t = Math.max(arrived, clock.currentTimeMillisUnsafe())
   const matched = matchOf(target)
-  // identity rows an older version wrote under another spelling of the hash (see `legacyTransferKeys`)
-  for (const legacy of Conversion.legacyTransferKeys(transfer)) {
-    if ((yield* tx.get("transfer", legacy)) !== undefined) return notApplied(transfer, matched)
+  // identity rows an older version wrote under another spelling of the hash (see `legacyTransferKeys`),
+  // looked up unless the target was created by a version that keys transfers canonically (then none has one)
+  if (!createdCanonical(target)) {
+    for (const legacy of Conversion.legacyTransferKeys(transfer)) {
+      if ((yield* tx.get("transfer", legacy)) !== undefined) return notApplied(transfer, matched)
+    }
   }
   // the identity row first, with no read before it: a transfer seen before already has it, and the insert is
   // refused (DuplicateKey) having written nothing; one being applied by a concurrent unit makes one of the two
