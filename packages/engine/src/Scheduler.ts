@@ -37,9 +37,10 @@ const never = () => false
 /**
  * Runs everything that fell due at the Clock's current time: expiries of
  * conversions, payment requests and payment intents, overdue marks of live
- * invoices, idempotency keys past their 24 hours (forgotten, when the Store can
- * purge), payouts left pending (after a crash), then webhook deliveries and retries
- * (last, so events written by the expiries go out in the same pass). Driven by
+ * invoices, payouts left pending (after a crash), then webhook deliveries and
+ * retries (after those, so events written by the expiries go out in the same
+ * pass), and last the idempotency keys answered more than 24 hours ago
+ * (forgotten, when the Store can purge). Driven by
  * the Clock port: with a test clock, advancing time and calling `runDue` runs
  * exactly what fell due. `defer` is the dispatcher's (`Dispatcher.dispatchDue`):
  * false attempts every due delivery, as the sandbox clock advance must.
@@ -56,7 +57,6 @@ export const runDue = Effect.fnUntraced(function* (options?: {
   const payment_requests_expired = yield* drain(PaymentRequests.expireDuePaymentRequests(batch), stopping)
   const payment_intents_expired = yield* drain(PaymentIntents.expireDuePaymentIntents(batch), stopping)
   const invoices_overdue = yield* drain(Invoices.markOverdueInvoices(batch), stopping)
-  const idempotency_keys_purged = yield* drain(Idempotency.purgeExpired(batch), stopping)
   const payouts_sent = stopping() ? 0 : yield* Conversions.runDuePayouts(batch, stopping)
   let webhooks = Dispatcher.nothingDispatched
   while (!stopping()) {
@@ -64,6 +64,8 @@ export const runDue = Effect.fnUntraced(function* (options?: {
     webhooks = Dispatcher.addSummaries(webhooks, s)
     if (Dispatcher.processed(s) < batch) break
   }
+  // last: a store that fails to purge does not hold back the payouts and deliveries of the pass
+  const idempotency_keys_purged = yield* drain(Idempotency.purgeExpired(batch), stopping)
   const run: SchedulerRun = {
     conversions_expired,
     payment_requests_expired,

@@ -37,6 +37,48 @@ const invoiceRecover =
   }
 
 describe("idempotency records", () => {
+  it.effect("a key whose first use is still running is never forgotten, however far the clock moves", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      const gate = yield* Deferred.make<void>()
+      const tookEffect = yield* Deferred.make<void>()
+      // a first use whose effect committed, still running
+      const first = yield* Effect.forkChild(
+        Idempotency.idempotent(
+          live,
+          "long",
+          "f",
+          Effect.gen(function* () {
+            const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n })
+            yield* Deferred.succeed(tookEffect, undefined)
+            yield* Deferred.await(gate)
+            return c
+          })
+        )
+      )
+      yield* Deferred.await(tookEffect)
+      // the clock moves two days meanwhile: the row has no answer yet, so it is kept
+      yield* TestClock.adjust(2 * Idempotency.retention_ms)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 0)
+      // a retry of it from another process waits for its answer instead of running again
+      const store = yield* Store
+      const retry = yield* Effect.forkChild(
+        Idempotency.idempotent(live, "long", "f", Conversions.createConversion(live, { gmd_amount: 500000n })).pipe(
+          Effect.provideService(Store, Store.of({ ...store }))
+        )
+      )
+      yield* Deferred.succeed(gate, undefined)
+      const answer = yield* Fiber.join(first)
+      assert.deepStrictEqual(yield* Fiber.join(retry), answer)
+      assert.strictEqual((yield* Conversions.listConversions(live, { limit: 10, offset: 0 })).meta.total, 1)
+      // kept a day from its answer
+      yield* TestClock.adjust(Idempotency.retention_ms - 1)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 0)
+      yield* TestClock.adjust(1)
+      assert.strictEqual((yield* Scheduler.runDue()).idempotency_keys_purged, 1)
+    }).pipe(Effect.provide(MemoryNotifier.layer), Effect.provide(testLayer()))
+  )
+
   it.effect("a key's row names the caller's objects and system rows it wrote, never another business's", () =>
     Effect.gen(function* () {
       const { live } = yield* business()

@@ -225,6 +225,22 @@ describe("Idempotency-Key", () => {
     expect((await s.call("GET", "/v1/payment-links", { key })).body.meta.total).toBe(2)
   })
 
+  it("a clock advance of days under a key is replayed, not run again (its answer is kept a day from then)", async () => {
+    s = setup()
+    const { secret_key_test: key } = await s.business()
+    const headers = { "idempotency-key": "two-days" }
+    const clock = async () => Date.parse((await s.call("GET", "/v1/test_helpers/clock", { key })).body.now)
+    const before = await clock()
+    const advance = () =>
+      s.call("POST", "/v1/test_helpers/clock/advance", { key, headers, body: { seconds: 2 * 86400 } })
+    const first = await advance()
+    const again = await advance()
+    expect([again.status, again.body]).toEqual([200, first.body])
+    const moved = (await clock()) - before
+    expect(moved).toBeGreaterThanOrEqual(2 * 86_400_000)
+    expect(moved).toBeLessThan(3 * 86_400_000)
+  })
+
   it("refuses a key that breaks the length or charset limits with 400, before anything runs", async () => {
     s = setup()
     const { secret_key_test: key } = await s.business()

@@ -1210,8 +1210,11 @@ export const storeConformance = (
             yield* insertAll(store, [key("ky", null, ["ik:x"]), key("k1", null)])
             expect((yield* store.transact((tx) => tx.getByKey("idempotency", "ik:x")))?.id).toBe("ky")
             // at most `limit`, oldest due first
+            yield* insertAll(store, [key("k5", T0 + 40)])
             expect(yield* purge.value.purgeDue("idempotency", T0 + 1_000, 1)).toBe(1)
             expect(yield* getDoc(store, "idempotency", "k3")).toBeUndefined()
+            expect((yield* getDoc(store, "idempotency", "k5"))?.id).toBe("k5")
+            expect(yield* purge.value.purgeDue("idempotency", T0 + 1_000, 10)).toBe(1)
             expect(yield* purge.value.purgeDue("idempotency", T0 + 1_000, 10)).toBe(0)
             // a unit that read a purged row and updates it meets a VersionConflict
             const lost = yield* Effect.exit(store.transact((tx) => tx.update({ ...(k3 as Doc), version: 2 })))

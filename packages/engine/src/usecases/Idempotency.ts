@@ -13,9 +13,11 @@ export type Recover<A, R2> = (
 ) => Effect.Effect<A | undefined, DomainError | StoreError, R2>
 
 /**
- * How long a key is remembered (decisions §7: at least 24 hours). Its row is
- * due then: a store with a `StorePurge` deletes it at the scheduler's next
- * pass (`purgeExpired`), and the key is free for a new request.
+ * How long a key is remembered once its answer is recorded (decisions §7: at
+ * least 24 hours). Its row is due then: a store with a `StorePurge` deletes it
+ * at the scheduler's next pass (`purgeExpired`), and the key is free for a new
+ * request. A row without an answer (a use still running, or cut off by a
+ * crash before its answer) is never due: it is kept until a use answers it.
  */
 export const retention_ms = 24 * 3_600_000
 
@@ -70,9 +72,20 @@ const touched_max = 10
 
 const rowId = (caller: Caller, key: string) => `${caller.business_id}:${caller.mode}:${key}`
 
-/** A key's row as first written: due for purging when its retention ends. */
+/** A key's row as first written: due for purging only once answered, when its retention ends. */
 const keyRow = (id: string, caller: Caller, t: number, data: IdempotencyRow) =>
-  newDoc({ kind: "idempotency", id, scope: caller, now: t, data, due_at: data.expires_at })
+  newDoc({ kind: "idempotency", id, scope: caller, now: t, data, due_at: answeredDue(data) })
+
+/** When a row may be purged: `retention_ms` after its answer was recorded (`expires_at`); never without one. */
+const answeredDue = (row: IdempotencyRow): number | null => (row.status === "completed" ? row.expires_at : null)
+
+/** `row` with its answer, recorded at `at`: kept `retention_ms` from then. */
+const answered = (row: IdempotencyRow, outcome: Recorded<unknown>, at: number): IdempotencyRow => ({
+  ...row,
+  status: "completed",
+  outcome,
+  expires_at: at + retention_ms
+})
 
 const conflict = (message: string) => new DomainError({ code: "idempotency_conflict", message })
 
@@ -294,7 +307,9 @@ const once = <A, R, R2>(
     const recorded = yield* unitOfWork((tx) =>
       Effect.gen(function* () {
         const current = (yield* tx.get("idempotency", id)) as Doc<IdempotencyRow> | undefined
-        const done = (base: IdempotencyRow): IdempotencyRow => ({ ...base, status: "completed", outcome })
+        // kept a day from now, when the answer is recorded (the sandbox clock may have moved days meanwhile)
+        const at = yield* now
+        const done = (base: IdempotencyRow): IdempotencyRow => answered(base, outcome, at)
         if (current === undefined) {
           // the request committed nothing (e.g. a validation error): record its outcome alone
           yield* tx.insert(keyRow(id, caller, t, done(freshRow(0))))
@@ -304,7 +319,8 @@ const once = <A, R, R2>(
           // a retry recovered an answer while this use ran past its wait: that answer was given first
           return current.data.outcome as Recorded<A>
         } else {
-          yield* tx.update(revise(current, done(current.data)))
+          const data = done(current.data)
+          yield* tx.update(revise(current, data, answeredDue(data)))
         }
         return outcome
       })
@@ -387,7 +403,8 @@ const recoverAnswer = <A, R2>(
           return current.data.outcome as Recorded<A>
         }
         const outcome: Recorded<A> = { ok: true, value: recovered }
-        yield* tx.update(revise(current, { ...current.data, status: "completed", outcome }))
+        const data = answered(current.data, outcome, yield* now)
+        yield* tx.update(revise(current, data, answeredDue(data)))
         return outcome
       })
     ).pipe(
