@@ -12,7 +12,7 @@ import {
 } from "@xaalis/engine"
 import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { business, codeOf, testLayer } from "./setup.ts"
+import { business, codeOf, gatedRail, testLayer, toWallet } from "./setup.ts"
 
 const transfer = (to_address: string, amount: bigint, tx_hash: string, log_index = 0) => ({
   network: "TRC20" as const,
@@ -223,31 +223,18 @@ describe("conversions through the engine", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
-  it.effect("concurrent payout runs send each payout once: the run that claims it sends, the others skip it", () => {
-    let sends = 0
-    return Effect.gen(function* () {
+  it.effect("concurrent payout runs send each payout once: the run that claims it sends, the others skip it", () =>
+    Effect.gen(function* () {
       const gate = yield* Deferred.make<void>()
-      const rail = Payouts.of({
-        send: () =>
-          Effect.gen(function* () {
-            sends += 1
-            yield* Deferred.await(gate) // the rail takes its time
-            return { reference: `rail-${sends}` }
-          })
-      })
+      const { rail, sends } = gatedRail(gate)
       yield* Effect.gen(function* () {
         const { live } = yield* business()
-        const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
-        const c = yield* Conversions.createConversion(live, {
-          gmd_amount: 500000n,
-          destination: "mobile_money",
-          payout_method: wallet
-        })
+        const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n, ...toWallet })
         // the transfer books the payout and starts a run, whose send is now in flight
         const paying = yield* Effect.forkChild(
           Transfers.applyChainTransfer(transfer(c.pay_address, 73_640_000n, "0x1"))
         )
-        while (sends === 0) yield* Effect.yieldNow
+        while (sends() === 0) yield* Effect.yieldNow
         // meanwhile the scheduler and another transfer's run look for due payouts
         const others = yield* Effect.forkChild(
           Effect.all([Conversions.runDuePayouts(), Conversions.runDuePayouts()], { concurrency: 2 })
@@ -256,7 +243,7 @@ describe("conversions through the engine", () => {
         yield* Deferred.succeed(gate, undefined)
         yield* Fiber.join(paying)
         yield* Fiber.join(others)
-        assert.strictEqual(sends, 1)
+        assert.strictEqual(sends(), 1)
         assert.strictEqual((yield* Balance.getBalance(live)).available, 0)
         const read = yield* Conversions.getConversion(live, c.id)
         const outcomes = read.events?.filter((e) => e.type === "payout").map((e) => (e as { outcome: string }).outcome)
@@ -264,17 +251,15 @@ describe("conversions through the engine", () => {
         yield* ledgerBalanced
       }).pipe(Effect.provideService(Payouts, rail))
     }).pipe(Effect.provide(testLayer()))
-  })
+  )
 
   it.effect("mobile money: each credit is paid out; a failed payout leaves the dalasi in the balance", () =>
     Effect.gen(function* () {
       const { live } = yield* business("https://merchant.example/hooks")
       const control = yield* Sandbox.SandboxControl
-      const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
       const c = yield* Conversions.createConversion(live, {
         gmd_amount: 500000n,
-        destination: "mobile_money",
-        payout_method: wallet,
+        ...toWallet,
         callback_url: "https://merchant.example/cb"
       })
       yield* Transfers.applyChainTransfer(transfer(c.pay_address, 36_820_000n, "0x1"))

@@ -16,7 +16,7 @@ import { Clock, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { it as vit } from "vitest"
-import { business, testLayer } from "./setup.ts"
+import { business, gatedRail, testLayer, toWallet } from "./setup.ts"
 
 /** Plain data, for a deep comparison that ignores how an array was built. */
 const plain = (c: Conversion.Conversion) => {
@@ -215,12 +215,7 @@ describe("a conversion's timeline kept in sealed rows", () => {
   it.effect("every writer keeps the row bounded: payouts recorded after each transfer, and the expiry sweep", () =>
     Effect.gen(function* () {
       const { live } = yield* business()
-      const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
-      const c = yield* Conversions.createConversion(live, {
-        gmd_amount: 500000n,
-        destination: "mobile_money",
-        payout_method: wallet
-      })
+      const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n, ...toWallet })
       const head = rowOf(c.id)
       const pay = (i: number) =>
         // 1 micro-dollar credits nothing: no credit, no payout
@@ -252,28 +247,15 @@ describe("a conversion's timeline kept in sealed rows", () => {
     }).pipe(Effect.provide(testLayer()))
   )
 
-  it.effect("a payout whose send took a while is booked after the transfers applied meanwhile", () => {
-    let sends = 0
-    return Effect.gen(function* () {
+  it.effect("a payout whose send took a while is booked after the transfers applied meanwhile", () =>
+    Effect.gen(function* () {
       const gate = yield* Deferred.make<void>()
-      const rail = Payouts.of({
-        send: () =>
-          Effect.gen(function* () {
-            sends += 1
-            if (sends === 1) yield* Deferred.await(gate) // the first send takes its time
-            return { reference: `rail-${sends}` }
-          })
-      })
+      const { rail, sends } = gatedRail(gate, { firstOnly: true }) // the first send takes its time
       yield* Effect.gen(function* () {
         const { live } = yield* business()
-        const wallet = { network: "wave" as const, account_number: "7654321", account_name: "Awa Jallow" }
-        const c = yield* Conversions.createConversion(live, {
-          gmd_amount: 500000n,
-          destination: "mobile_money",
-          payout_method: wallet
-        })
+        const c = yield* Conversions.createConversion(live, { gmd_amount: 500000n, ...toWallet })
         const paying = yield* Effect.forkChild(Transfers.applyChainTransfer(usdt(c.pay_address, 30_000_000n, "0x1")))
-        while (sends === 0) yield* Effect.yieldNow
+        while (sends() === 0) yield* Effect.yieldNow
         // a minute later, while the first payout is still being sent, another transfer is applied
         yield* TestClock.adjust("1 minute")
         yield* Transfers.applyChainTransfer(usdt(c.pay_address, 30_000_000n, "0x2"))
@@ -289,7 +271,7 @@ describe("a conversion's timeline kept in sealed rows", () => {
         assert.strictEqual(events.filter((e) => e.type === "payout").length, 2)
       }).pipe(Effect.provideService(Payouts, rail))
     }).pipe(Effect.provide(testLayer()))
-  })
+  )
 
   it.effect(
     "a transfer that arrived before the window closed counts, though its unit ran after (its entries stamped then)",
