@@ -103,8 +103,9 @@ export interface Route {
    * Answers a retry under the same Idempotency-Key when the first request's
    * effect committed but its answer was lost (a crash in between): reads the
    * object it wrote, named in `touched`, or answers from the request's
-   * decoded `input` (the first request's: the key's fingerprint is the same).
-   * Undefined: such a retry gets 409.
+   * decoded `input`: its body is the first request's (the key's fingerprint
+   * covers method, path and body, not a query string: a route that answers
+   * from a query must not rely on it). Undefined: such a retry gets 409.
    */
   readonly recover?: Recover
 }
