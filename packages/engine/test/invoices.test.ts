@@ -490,10 +490,31 @@ describe("invoices: overdue", () => {
         ["invoice.overdue", "paymentrequest.success"]
       )
       assert.strictEqual((yield* Balance.getBalance(live)).available, 500)
-      // a draft with a past due date sent later is swept at the next run
-      yield* Invoices.sendInvoice(live, draft.id)
+      // a draft with a past due date sent later answers not-paid (the spec's Send Draft Invoice),
+      // reads overdue from then on, and is swept at the next run
+      const sent = yield* Invoices.sendInvoice(live, draft.id)
+      assert.deepStrictEqual([sent.status, sent.sent_date !== null], ["not-paid", true])
+      assert.strictEqual((yield* Invoices.getInvoice(live, draft.id)).status, "overdue")
       assert.strictEqual(yield* Invoices.markOverdueInvoices(), 1)
       assert.strictEqual((yield* Invoices.getInvoice(live, draft.id)).status, "overdue")
+    }).pipe(Effect.provide(testLayer()))
+  )
+
+  it.effect("Create Invoice answers not-paid even with a past due date; the overdue step follows", () =>
+    Effect.gen(function* () {
+      const { live } = yield* business()
+      yield* TestClock.adjust("3 days")
+      const created = yield* Invoices.createInvoice(live, simple({ due_date: "1970-01-01", callback_url: cb }))
+      assert.strictEqual(created.status, "not-paid")
+      assert.strictEqual(((yield* storedDoc(created.id))?.data as { status: string } | undefined)?.status, "not-paid")
+      assert.strictEqual((yield* outbox(live)).length, 0)
+      // a read shows it as of now, and the sweep books the transition with its event
+      assert.strictEqual((yield* Invoices.getInvoice(live, created.id)).status, "overdue")
+      assert.strictEqual(yield* Invoices.markOverdueInvoices(), 1)
+      assert.deepStrictEqual(
+        (yield* outbox(live)).map((r) => [r.event, r.parsed.payload.status]),
+        [["invoice.overdue", "overdue"]]
+      )
     }).pipe(Effect.provide(testLayer()))
   )
 

@@ -97,6 +97,21 @@ describe("sandbox clock", () => {
     expect(await eventsTo(s, hook)).toEqual(["invoice.overdue"])
   })
 
+  it("Create Invoice and Send Draft Invoice answer not-paid even when the due date has passed", async () => {
+    const s = track(setup())
+    const { secret_key_live: live } = await s.business()
+    const invoice = { data: { amount: 100, customer: "cus_1", due_date: "2020-01-01" } }
+    const created = await s.call("POST", "/v1/invoices", { key: live, body: invoice })
+    expect([created.status, created.body.status]).toEqual([201, "not-paid"])
+    const draft = await s.call("POST", "/v1/invoices/draft", { key: live, body: invoice })
+    const sent = await s.call("POST", `/v1/invoices/${draft.body.id}/send`, { key: live })
+    expect([sent.status, sent.body.status, typeof sent.body.sent_date]).toEqual([200, "not-paid", "string"])
+    // the transition to overdue follows: a read shows it
+    for (const id of [created.body.id, draft.body.id]) {
+      expect((await s.call("GET", `/v1/invoices/${id}`, { key: live })).body.status).toBe("overdue")
+    }
+  })
+
   it("a rate set through the helper applies to new quotes and never goes stale", async () => {
     const s = track(setup())
     const { secret_key_test: test, secret_key_live: live } = await s.business()

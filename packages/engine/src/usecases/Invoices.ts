@@ -140,9 +140,12 @@ const applyNumbering = (
   })
 
 /**
- * Every answer shows the invoice as of `t`: one whose due date has passed (say,
- * created or updated with a date in the past) reads overdue at once, and the
- * sweep stores that with its `invoice.overdue` event.
+ * Reads and most commands show the invoice as of `t`: one whose due date has
+ * passed (say, updated with a date in the past) reads overdue at once, and the
+ * sweep stores that with its `invoice.overdue` event. Create Invoice and Send
+ * Draft Invoice are the exception: their answer is the invoice they published,
+ * `not-paid` as the spec's endpoint table says, even with a due date already
+ * past; becoming overdue is the later transition (the sweep, or any later read).
  */
 const presentAt = (state: Invoice.Invoice, t: number) => Present.invoice(Invoice.asOf(state, t))
 
@@ -250,7 +253,7 @@ const creation = (published: boolean) =>
         return state
       })
     )
-    return presentAt(state, t)
+    return Present.invoice(state)
   }
 
 /**
@@ -300,7 +303,8 @@ export const remindInvoice = Effect.fn("remindInvoice")(function* (caller: Calle
 
 /**
  * POST /v1/invoices/{id}/send: draft -> not-paid, `sent_date` now; a draft
- * without the caller's number takes the next sequential one here.
+ * without the caller's number takes the next sequential one here. Answers
+ * `not-paid` even when the due date has passed (see `presentAt`).
  */
 export const sendInvoice = Effect.fn("sendInvoice")(function* (caller: Caller, id: string) {
   const t = yield* now
@@ -311,7 +315,7 @@ export const sendInvoice = Effect.fn("sendInvoice")(function* (caller: Caller, i
       return yield* book(tx, doc, Invoice.send(doc.data, counter.next, t), t, counter)
     })
   )
-  return presentAt(state, t)
+  return Present.invoice(state)
 })
 
 /**
