@@ -145,7 +145,8 @@ export const totals = (input: TotalsInput): Totals | Errors.DomainError => {
     if (input.amount === undefined) {
       return Errors.validation("amount is required when there are no line_items.", "amount")
     }
-    if (input.amount <= 0n) return Errors.validation("amount must be positive.", "amount")
+    if (input.amount <= 0n)
+      return Errors.validation("amount must be greater than 0 when there are no line_items.", "amount")
     sub_total = input.amount
   }
   const discount = input.discount ?? null

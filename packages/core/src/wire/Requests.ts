@@ -197,7 +197,7 @@ export const LineItem = Schema.Struct({
     max: L.quantity_max,
     description: "Quantity, positive"
   }),
-  unit_price: FiatAmountOrZero("Price of one unit")
+  unit_price: FiatAmount("Price of one unit")
 })
 export type LineItem = typeof LineItem.Type
 
@@ -218,7 +218,7 @@ export type Discount = typeof Discount.Type
 
 const InvoiceNumber = Schema.Union([
   Text({ max: L.invoice_number_length_max, description: "Custom invoice number" }),
-  IntegerNumber({ min: 0, max: L.invoice_number_max, description: "Custom invoice number" })
+  IntegerNumber({ min: 1, max: L.invoice_number_max, description: "Custom invoice number" })
 ]).annotate({
   description:
     'Custom invoice number, unique in the business and mode (one another invoice has is a validation_error; 5 and "5" are one number). Without it, a published invoice takes the next number of the sequence not already taken.'
