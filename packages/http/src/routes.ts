@@ -643,11 +643,14 @@ export const routes: ReadonlyArray<Route> = [
     sandbox_only: true,
     tag: tags.sandbox,
     summary: "The processor reports a failed payment",
+    description: "Optional body `{reason}`: the processor's reason, shown as the intent's failure_reason.",
+    body: Requests.FailPaymentBody,
+    body_required: false,
     response: Resources.PaymentIntent,
     status: 200,
-    handle: ({ caller, params }) =>
+    handle: ({ caller, params, input }) =>
       Effect.flatMap(Businesses.helperCaller(caller, "payment_intent", id(params)), (as) =>
-        PaymentIntents.reportPaymentOutcome(as, id(params), "failed")
+        PaymentIntents.reportPaymentOutcome(as, id(params), "failed", input.reason)
       ),
     recover: recoverForHelper("payment_intent", PaymentIntents.getPaymentIntent)
   }),

@@ -274,11 +274,15 @@ describe("the docs page's layout, labels, prefilled bodies and fallback", () => 
       // an object for the operations on one (a payment request for the sandbox payer)
       const request = await post("/v1/minting/intents", biz.secret_key_live, { amount: 10 })
       expect(request.id).toBeDefined()
+      // and a payment intent for the processor helpers that take a body (fail: `{reason?}`)
+      const intent = await post("/v1/payments", biz.secret_key_test, { data: { amount: 100 } })
+      expect(intent.payment_intent_id).toBeDefined()
+      const idFor = (path: string) => (path.includes("/payments/") ? intent.payment_intent_id : request.id) ?? ""
       const answers: Record<string, string> = {}
       for (const p of posts) {
         const key = p.security?.length === 0 ? undefined : p.live ? biz.secret_key_live : biz.secret_key_test
         const res = await api.fetch(
-          new Request(`${origin}${p.path.replace("{id}", request.id ?? "")}`, {
+          new Request(`${origin}${p.path.replace("{id}", idFor(p.path))}`, {
             method: "POST",
             headers: {
               "content-type": "application/json",

@@ -320,9 +320,17 @@ describe("test helpers", () => {
 
     // processor outcomes and the customer paying an invoice
     const pi = await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })
-    expect(
-      (await s.call("POST", `/v1/test_helpers/payments/${pi.body.payment_intent_id}/fail`, { key: test })).body.status
-    ).toBe("failed")
+    const failed = await s.call("POST", `/v1/test_helpers/payments/${pi.body.payment_intent_id}/fail`, { key: test })
+    expect([failed.body.status, failed.body.failure_reason]).toEqual(["failed", null])
+    // the processor's reason, when the helper is given one, is the intent's failure_reason
+    const pi2 = await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })
+    const fail2 = `/v1/test_helpers/payments/${pi2.body.payment_intent_id}/fail`
+    expectError(await s.call("POST", fail2, { key: test, body: { reason: "" } }), 400, "validation_error")
+    expect((await s.call("GET", `/v1/payments/${pi2.body.payment_intent_id}`, { key: test })).body.status).toBe(
+      "requires_payment_method"
+    )
+    const declined = await s.call("POST", fail2, { key: test, body: { reason: "insufficient_funds" } })
+    expect([declined.body.status, declined.body.failure_reason]).toEqual(["failed", "insufficient_funds"])
     expectError(
       await s.call("POST", `/v1/test_helpers/payments/${pi.body.payment_intent_id}/succeed`, { key: test }),
       409,

@@ -483,6 +483,11 @@ export const payPaymentRequestBody: fc.Arbitrary<Wire> = fc
 /** POST /v1/test_helpers/payouts/fail_next. */
 export const failNextPayoutsBody: fc.Arbitrary<Wire> = fc.integer({ min: 0, max: 1_000 }).map((count) => ({ count }))
 
+/** POST /v1/test_helpers/payments/{id}/fail: no reason, or one. */
+export const failPaymentBody: fc.Arbitrary<Wire> = fc.option(text(255), { nil: undefined }).map((reason) =>
+  reason === undefined ? {} : { reason }
+)
+
 /** Every request schema of `Requests.requests` with its valid-body arbitrary. */
 /** A request schema (as `decodeRequest` takes it) and an arbitrary of bodies for it. */
 export interface RequestArbitrary {
@@ -507,6 +512,7 @@ export const requestArbitraries: Readonly<Record<keyof typeof Requests.requests,
     schema: Requests.PayPaymentRequestBody,
     arbitrary: payPaymentRequestBody
   },
+  "POST /v1/test_helpers/payments/{id}/fail": { schema: Requests.FailPaymentBody, arbitrary: failPaymentBody },
   "POST /v1/test_helpers/payouts/fail_next": { schema: Requests.FailNextPayoutsBody, arbitrary: failNextPayoutsBody }
 }
 

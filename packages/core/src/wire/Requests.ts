@@ -425,6 +425,12 @@ export const FailNextPayoutsBody = Schema.Struct({
 })
 export type FailNextPayouts = typeof FailNextPayoutsBody.Type
 
+/** POST /v1/test_helpers/payments/{id}/fail: what the processor says, shown as the intent's `failure_reason`. */
+export const FailPaymentBody = Schema.Struct({
+  reason: optional(Name("The processor's reason, shown as failure_reason"))
+})
+export type FailPayment = typeof FailPaymentBody.Type
+
 /** Every request schema by operation, for documentation and tests. */
 export const requests = {
   "POST /v1/payments": CreatePaymentIntentBody,
@@ -440,5 +446,6 @@ export const requests = {
   "POST /v1/test_helpers/clock/advance": AdvanceClockBody,
   "POST /v1/test_helpers/chain/transfers": ChainTransferBody,
   "POST /v1/test_helpers/minting/intents/{id}/pay": PayPaymentRequestBody,
+  "POST /v1/test_helpers/payments/{id}/fail": FailPaymentBody,
   "POST /v1/test_helpers/payouts/fail_next": FailNextPayoutsBody
 } as const
