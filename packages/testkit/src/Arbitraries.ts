@@ -484,9 +484,9 @@ export const payPaymentRequestBody: fc.Arbitrary<Wire> = fc
 export const failNextPayoutsBody: fc.Arbitrary<Wire> = fc.integer({ min: 0, max: 1_000 }).map((count) => ({ count }))
 
 /** POST /v1/test_helpers/payments/{id}/fail: no reason, or one. */
-export const failPaymentBody: fc.Arbitrary<Wire> = fc.option(text(255), { nil: undefined }).map((reason) =>
-  reason === undefined ? {} : { reason }
-)
+export const failPaymentBody: fc.Arbitrary<Wire> = fc
+  .option(text(255), { nil: undefined })
+  .map((reason) => (reason === undefined ? {} : { reason }))
 
 /** Every request schema of `Requests.requests` with its valid-body arbitrary. */
 /** A request schema (as `decodeRequest` takes it) and an arbitrary of bodies for it. */
