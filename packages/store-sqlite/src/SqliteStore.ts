@@ -738,9 +738,9 @@ const makeWithChanges = (
     /**
      * The holder is done with the connection. An open group goes on with the
      * next waiter when it is a unit of work and the group may grow; otherwise
-     * it is committed first. Then the next waiter holds the connection.
-     * Resuming a fiber runs it at once (inside this call), so every state
-     * change is made before anyone is woken.
+     * it is committed first. Then the next waiter holds the connection: every
+     * state change is made here, and the waiter is woken in a microtask, so a
+     * long queue is handed down one waiter at a time, never by recursion.
      */
     const passOn = (): void => {
       const g = group
@@ -752,7 +752,11 @@ const makeWithChanges = (
         next.granted = true
       }
       if (g !== undefined && outcome !== undefined) Deferred.doneUnsafe(g.done, outcome)
-      next?.resume?.()
+      // woken in a microtask of its own, not inside this call: a unit that ends at once passes the connection
+      // on from inside its resumption, and a long queue of such units overflowed the stack here (leaving the
+      // transaction open and the write lock held for good); the connection is already the next waiter's
+      const resume = next?.resume
+      if (resume !== undefined) queueMicrotask(resume)
     }
 
     /** Takes the connection, waiting in line (interruptibly, through `restore`); run it uninterruptibly. */

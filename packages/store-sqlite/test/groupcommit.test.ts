@@ -368,3 +368,21 @@ describe("group commit", () => {
     )
   })
 })
+
+describe("a long queue", () => {
+  // Found by a two-process audit: `passOn` woke the next unit inside its own call, and a unit that ended at
+  // once (here: a read; there: a BEGIN refused while the other process held the lock) passed the connection on
+  // inside that call, and so on down the queue: thousands of waiters overflowed the stack inside `passOn`, which
+  // left the transaction open and the write lock held for good.
+  it("hands the connection down 20,000 waiting units without growing the stack", async () => {
+    const probe = newProbe()
+    const store = fileStore(probe)
+    const reads = Array.from({ length: 20_000 }, () => (tx: Tx) => tx.get("invoice", "none"))
+    const { exits } = await run(store, (s) => queued(s, probe, reads))
+    expect(exits.filter(Exit.isFailure).map(errorOf)).toEqual([])
+    expect(exits.length).toBe(20_000)
+    // the store still works afterwards: a write commits and reads back
+    await run(store, (s) => s.transact((tx) => tx.insert(doc("after"))))
+    expect(await run(store, (s) => s.transact((tx) => tx.get("invoice", "after")))).toMatchObject({ id: "after" })
+  }, 30_000)
+})
