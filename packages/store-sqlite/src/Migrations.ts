@@ -117,6 +117,21 @@ const currentVersion = (db: DatabaseSync): number => {
   return row.v
 }
 
+/** The version recorded in `db`, read without a write lock; undefined when nothing is recorded yet. */
+const readVersion = (db: DatabaseSync): number | undefined => {
+  const table = db
+    .prepare("SELECT 1 AS found FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+    .get()
+  return table === undefined ? undefined : currentVersion(db)
+}
+
+const tooNew = (found: number, supported: number) =>
+  new SchemaTooNew({
+    message: `The database has schema version ${found}, newer than this version of xaalis knows (${supported}). It was written by a newer release: upgrade xaalis, or restore a backup made by this version.`,
+    found,
+    supported
+  })
+
 export interface MigrationOutcome {
   /** The version the database had when opened (0: empty). */
   readonly from: number
@@ -129,7 +144,8 @@ export interface MigrationOutcome {
 /**
  * Brings `db` to the newest version of `steps`, in one `BEGIN IMMEDIATE`
  * transaction: with several processes opening one file at once, one migrates
- * and the others then find nothing to do. Throws `SchemaTooNew` (nothing
+ * and the others then find nothing to do. A database already at the newest
+ * version is only read (no write lock taken). Throws `SchemaTooNew` (nothing
  * changed) when the database is newer than `steps`; any failing step rolls the
  * whole migration back.
  */
@@ -140,19 +156,20 @@ export const migrate = (
 ): MigrationOutcome => {
   validate(steps)
   const supported = latestVersion(steps)
+  // an up-to-date database is read, not locked: a process starting beside others that keep the write lock
+  // busy (a restart under load) opens at once instead of waiting its busy timeout for the lock
+  const seen = readVersion(db)
+  if (seen !== undefined && seen >= supported) {
+    if (seen > supported) throw tooNew(seen, supported)
+    return { from: seen, to: seen, applied: [] }
+  }
   db.exec("BEGIN IMMEDIATE")
   try {
     db.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT"
     )
     const from = currentVersion(db)
-    if (from > supported) {
-      throw new SchemaTooNew({
-        message: `The database has schema version ${from}, newer than this version of xaalis knows (${supported}). It was written by a newer release: upgrade xaalis, or restore a backup made by this version.`,
-        found: from,
-        supported
-      })
-    }
+    if (from > supported) throw tooNew(from, supported)
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
     const applied: Array<number> = []
     for (const step of steps) {

@@ -114,6 +114,31 @@ describe("migrations", () => {
     })
   })
 
+  it("an up-to-date database opens while another connection holds the write lock (a restart under load)", async () => {
+    const path = freshPath()
+    expect(Exit.isSuccess(await withStore(path, Effect.void))).toBe(true)
+    const other = new DatabaseSync(path)
+    try {
+      other.exec("BEGIN IMMEDIATE")
+      // before, opening took the write lock to check the schema and failed once its busy timeout ran out
+      const opened = await withStore(path, Effect.void, { busy_timeout_ms: 200 })
+      expect(Exit.isSuccess(opened)).toBe(true)
+      // a database that needs a migration still waits for the lock, and says so when it cannot get it
+      const stale = freshPath()
+      expect(Exit.isSuccess(await withStore(stale, Effect.void))).toBe(true)
+      raw(stale, (db) => db.exec(`DELETE FROM schema_migrations WHERE version = ${Migrations.latestVersion()}`))
+      const holder = new DatabaseSync(stale)
+      holder.exec("BEGIN IMMEDIATE")
+      const refused = await withStore(stale, Effect.void, { busy_timeout_ms: 200 })
+      holder.exec("ROLLBACK")
+      holder.close()
+      expect(Exit.isFailure(refused)).toBe(true)
+    } finally {
+      other.exec("ROLLBACK")
+      other.close()
+    }
+  })
+
   it("a database stamped with a future version is refused with a clear error, and left untouched", async () => {
     const path = freshPath()
     expect(Exit.isSuccess(await withStore(path, Effect.void))).toBe(true)
