@@ -483,6 +483,22 @@ describe("invoice transitions", () => {
     expect(okOf(Invoice.update(moved, { due_date: null }, T0)).state.overdue_at).toBe(null)
   })
 
+  it('update: customer "" changes nothing on an invoice without a customer id and never replaces one', () => {
+    const withId = published({ ...base, customer_email: "awa@example.gm", customer_name: "Awa" })
+    // §6: a customer id is a non-empty string, even when an email and a name would let it go
+    const refused = Invoice.update(withId, { customer: "" }, T0)
+    expect(codeOf(refused)).toBe("validation_error")
+    expect(Result.isFailure(refused) ? refused.failure.message : "").toBe(
+      "customer must be a non-empty string; send null to remove the customer id."
+    )
+    const without = okOf(Invoice.update(withId, { customer: null }, T0)).state
+    expect(without.customer).toBe(null)
+    // read back, an invoice without an id shows "": echoed, it is the same invoice
+    const echoed = okOf(Invoice.update(without, { customer: "", notes: "thanks" }, T0)).state
+    expect([echoed.customer, echoed.notes]).toEqual([null, "thanks"])
+    expect(okOf(Invoice.update(without, { customer: "cus_2" }, T0)).state.customer).toBe("cus_2")
+  })
+
   it("update may edit a draft and an overdue invoice without changing their status", () => {
     expect(okOf(Invoice.update(draft(), { amount: 5n }, T0)).state).toMatchObject({ status: "draft", amount: 5n })
     expect(okOf(Invoice.update(overdueInvoice(), { amount: 5n }, T0)).state).toMatchObject({

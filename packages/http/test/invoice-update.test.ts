@@ -128,13 +128,24 @@ describe("PUT /v1/invoices/{id}", () => {
       200,
       professional.body
     ])
-    // but a customer id never becomes "": without an email and a name, "" is refused like null
+    // but a customer id never becomes "" (§6: a non-empty string), even with an email and a name to stand in
     const named = await s.call("POST", "/v1/invoices", { key, body: { data: { amount: 5, customer: "cust-9" } } })
     expectError(
       await s.call("PUT", `/v1/invoices/${named.body.id}`, { key, body: { data: { customer: "" } } }),
       400,
       "validation_error"
     )
+    const reachable = await s.call("POST", "/v1/invoices/draft", {
+      key,
+      body: { data: { amount: 5, customer: "cust-10", customer_email: "ida@example.gm", customer_name: "Ida" } }
+    })
+    const blanked = await s.call("PUT", `/v1/invoices/${reachable.body.id}`, {
+      key,
+      body: { data: { customer: "" } }
+    })
+    expectError(blanked, 400, "validation_error")
+    expect(blanked.body.error.message).toBe("customer must be a non-empty string; send null to remove the customer id.")
+    expect((await s.call("GET", `/v1/invoices/${reachable.body.id}`, { key })).body).toEqual(reachable.body)
     expectError(
       await s.call("POST", "/v1/invoices", { key, body: { data: { amount: 5, customer: "" } } }),
       400,

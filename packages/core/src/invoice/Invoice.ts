@@ -329,9 +329,16 @@ export const update = (state: Invoice, input: UpdateInvoice, now: number): Invoi
   if (state.status === "paid") {
     return fail(Errors.alreadyPaid("This invoice is already paid and can no longer be changed."))
   }
+  // `customer: ""` is how an invoice without a customer id shows it: sent back, it changes nothing. It
+  // never replaces a customer id (§6: a non-empty string); `null` removes one.
+  if (input.customer === "" && state.customer !== null) {
+    return fail(
+      Errors.validation("customer must be a non-empty string; send null to remove the customer id.", "customer")
+    )
+  }
   const fields: Fields = {
     currency: input.currency ?? state.currency,
-    customer: pick(input.customer, state.customer),
+    customer: input.customer === "" ? null : pick(input.customer, state.customer),
     customer_email: pick(input.customer_email, state.customer_email),
     customer_name: pick(input.customer_name, state.customer_name),
     customer_phone: pick(input.customer_phone, state.customer_phone),

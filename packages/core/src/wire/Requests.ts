@@ -331,7 +331,8 @@ export const CreateInvoiceBody = Wrapped(CreateInvoice, "Create an invoice (or a
 export const UpdateInvoice = Schema.Struct({
   ...invoiceAmountFields,
   currency: optional(FiatCurrency),
-  // "" is how an invoice without a customer id shows `customer`: sent back, it means none (as `null`)
+  // "" is how an invoice without a customer id shows `customer`: sent back, it changes nothing (the core
+  // refuses it on an invoice that has a customer id)
   customer: clearable(customerId(0)),
   customer_email: clearable(c.customer_email),
   customer_name: clearable(c.customer_name),
@@ -351,11 +352,10 @@ export const createInvoiceInput = (d: CreateInvoice) => ({ ...d, due_date: d.due
 
 /**
  * The core's input of an update from its decoded `data`: `due_date` as
- * written, `null` (clear) kept, `customer: ""` read as `null`.
+ * written, `null` (clear) kept.
  */
 export const updateInvoiceInput = (d: UpdateInvoice) => ({
   ...d,
-  customer: d.customer === "" ? null : d.customer,
   due_date: d.due_date === null ? null : d.due_date?.text
 })
 
