@@ -105,6 +105,19 @@ describe("conversion machine: examples", () => {
     expect(Conversion.create({ gmd_amount: 50_000_000_000n }, ctx)._tag).toBe("Success")
   })
 
+  it("a stablecoin amount whose dalasi passes the gmd_amount maximum (a very high rate) is refused", () => {
+    const high = { ...ctx, rate: dec("150") }
+    // 6,700,000.00 USD at 150 GMD/USD would credit 1,004,999,475 GMD: above the 1,000,000,000 a gmd_amount may be
+    const e = mustFail(Conversion.create({ pay_amount: 670_000_000n }, high))
+    expect([e.code, e.param]).toEqual(["validation_error", "pay_amount"])
+    expect(e.message).toBe(
+      "At the current rate this conversion would credit 1004999475.00 GMD, above the maximum of 1000000000.00 GMD; send a smaller pay_amount."
+    )
+    // the largest price in range passes, as does its dalasi amount asked in gmd mode
+    const top = must(Conversion.create({ gmd_amount: 100_000_000_000n }, high)).state
+    expect(must(Conversion.create({ pay_amount: top.pay_amount }, high)).state.gmd_amount).toBe(100_000_000_000n)
+  })
+
   it("creation rules: both or neither amount, ARC with USDT, payout method", () => {
     expect(mustFail(Conversion.create({}, ctx)).code).toBe("validation_error")
     expect(mustFail(Conversion.create({ gmd_amount: 500000n, pay_amount: 10000n }, ctx)).code).toBe("validation_error")

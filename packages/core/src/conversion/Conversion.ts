@@ -5,7 +5,7 @@ import { type Butut, type Cents, format, type Micros } from "../money/Money.ts"
 import { characters } from "../Text.ts"
 import { fail, ok, type Step } from "../Transition.ts"
 import { MINUTE_MS } from "../time/Instant.ts"
-import { usd_amount_max } from "../wire/Limits.ts"
+import { gmd_amount_max, usd_amount_max } from "../wire/Limits.ts"
 import { type Coin, type ConversionConfig, type Markup, type Network, type Quote, quoteGmd, quotePay } from "./Quote.ts"
 import * as Settlement from "./Settlement.ts"
 
@@ -237,6 +237,13 @@ export const checkQuote = (
     return Errors.validation(
       `At the current rate this conversion would cost ${format(quote.pay_amount, USD)} USD, above the maximum of ${format(usd_amount_max, USD)} USD; convert a smaller gmd_amount.`,
       "gmd_amount"
+    )
+  }
+  if (quote.gmd_amount > gmd_amount_max) {
+    // a stablecoin amount at a very high rate: the dalasi side would pass what a gmd_amount may be
+    return Errors.validation(
+      `At the current rate this conversion would credit ${format(quote.gmd_amount, GMD)} GMD, above the maximum of ${format(gmd_amount_max, GMD)} GMD; send a smaller pay_amount.`,
+      "pay_amount"
     )
   }
   const missed: Array<string> = []
