@@ -6,7 +6,7 @@
  */
 import { once } from "node:events"
 import { createServer, request as httpRequest, type Server } from "node:http"
-import { type AddressInfo, connect } from "node:net"
+import { type AddressInfo, connect, type Socket } from "node:net"
 import express from "express"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
@@ -531,6 +531,79 @@ describe("answerClientErrors", () => {
         "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
       )
       expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /)
+    } finally {
+      server.close()
+      await s.api.dispose()
+    }
+  })
+})
+
+describe("answerClientErrors closes what it answers", () => {
+  const connections = (server: ReturnType<typeof createServer>) =>
+    new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))))
+
+  it("a client cut off by headersTimeout that never closes its side is closed by the server", async () => {
+    const s = setup()
+    const server = createServer(
+      { headersTimeout: 200, requestTimeout: 200, connectionsCheckingInterval: 50 },
+      toNodeListener(s.api.fetch)
+    )
+    answerClientErrors(server)
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const port = (server.address() as AddressInfo).port
+    const clients: Array<Socket> = []
+    try {
+      // half a request line, then silence: the slowloris pattern; these clients never close
+      for (let i = 0; i < 5; i++) {
+        const c = connect({ port, host: "127.0.0.1", allowHalfOpen: true })
+        c.on("error", () => {})
+        await once(c, "connect")
+        c.write("GET /v1/balance HTTP/1.1\r\n")
+        clients.push(c)
+      }
+      expect(await connections(server)).toBe(5)
+      const answers = await Promise.all(
+        clients.map(
+          (c) =>
+            new Promise<string>((resolve) => {
+              let got = ""
+              c.on("data", (d) => {
+                got += d.toString()
+              })
+              c.on("end", () => resolve(got))
+            })
+        )
+      )
+      for (const answer of answers) {
+        expect(answer.startsWith("HTTP/1.1 400 ")).toBe(true)
+        expect(answer).toContain('"The request took too long to arrive."')
+      }
+      // before, each stayed open (half-closed, its descriptor held) for as long as the client kept it
+      const deadline = Date.now() + 5_000
+      while ((await connections(server)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      expect(await connections(server)).toBe(0)
+    } finally {
+      for (const c of clients) c.destroy()
+      server.close()
+      await s.api.dispose()
+    }
+  })
+
+  it("CONNECT gets the error object (404 not_found) instead of a closed connection", async () => {
+    const s = setup()
+    const server = createServer(toNodeListener(s.api.fetch))
+    answerClientErrors(server)
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const port = (server.address() as AddressInfo).port
+    try {
+      const answer = await rawExchange(port, "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
+      expect(answer.startsWith("HTTP/1.1 404 "), answer.slice(0, 40)).toBe(true)
+      expect(answer).toContain("content-type: application/json")
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toStrictEqual({
+        error: { message: "No route CONNECT 127.0.0.1:22.", code: "not_found" }
+      })
     } finally {
       server.close()
       await s.api.dispose()

@@ -374,9 +374,12 @@ export const toNodeListener = (
 
 /**
  * Answers requests node:http cannot parse (a malformed request line, headers
- * over node's size limit, …) and requests with an `Expect` other than
- * `100-continue` with the API's error object, `400 validation_error`, instead
- * of node's bare status line with an empty body.
+ * over node's size limit, a request that took longer than `headersTimeout` or
+ * `requestTimeout`, …) and requests with an `Expect` other than `100-continue`
+ * with the API's error object, `400 validation_error`, instead of node's bare
+ * status line with an empty body, and `CONNECT` requests with `404 not_found`
+ * (node would close the connection without a word). A connection answered this
+ * way is closed once the client closes, or 2 seconds after the answer.
  * Call it once on the server that serves `toNodeListener`.
  *
  * `onAnswer` hears of each such answer (for a request log: these requests never
@@ -388,7 +391,7 @@ export const toNodeListener = (
  */
 export const answerClientErrors = (
   server: Pick<Server, "on">,
-  options: { readonly onAnswer?: (answer: { readonly status: 400; readonly message: string }) => void } = {}
+  options: { readonly onAnswer?: (answer: { readonly status: 400 | 404; readonly message: string }) => void } = {}
 ): void => {
   // `Expect` other than 100-continue: node would answer a bare 417 with an empty body
   server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
@@ -416,9 +419,38 @@ export const answerClientErrors = (
           ? "The request took too long to arrive."
           : "The request is not valid HTTP."
     options.onAnswer?.({ status: 400, message })
-    const body = JSON.stringify({ error: { message, code: "validation_error" } })
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
-    )
+    answerAndClose(socket, "400 Bad Request", message, "validation_error")
   })
+  // CONNECT (a proxy tunnel): without a listener node closes the connection with no answer at all
+  server.on("connect", (req: IncomingMessage, socket: Duplex) => {
+    const target = req.url ?? ""
+    const message = `No route CONNECT ${target.length <= 200 ? target : `${target.slice(0, 200)}…`}.`
+    options.onAnswer?.({ status: 404, message })
+    answerAndClose(socket, "404 Not Found", message, "not_found")
+  })
+}
+
+/** How long a connection answered by `answerAndClose` may stay open for the client to read the answer and close. */
+const linger_ms = 2_000
+
+/**
+ * Writes an error answer on a connection node:http has given up on, then
+ * closes it. `end` alone only half-closes: a client that never closes its side
+ * (a slowloris client cut off by `headersTimeout`) kept the connection and its
+ * file descriptor forever, as node's timeouts no longer watch it. Bytes still
+ * arriving are read and dropped (closing with unread bytes would send a reset,
+ * which can destroy the answer before the client reads it); the connection is
+ * destroyed when the client closes, or `linger_ms` after the answer.
+ */
+const answerAndClose = (socket: Duplex, status: string, message: string, code: string): void => {
+  const body = JSON.stringify({ error: { message, code } })
+  const timer = setTimeout(() => socket.destroy(), linger_ms)
+  timer.unref()
+  socket.once("close", () => clearTimeout(timer))
+  socket.on("error", () => socket.destroy())
+  socket.on("data", () => {})
+  socket.resume()
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  )
 }
