@@ -258,6 +258,22 @@ describe("verify: headers", () => {
     expect(verify(body, new Headers(only(h, "x-service-signature")), secret).event).toBe("charge.succeeded")
   })
 
+  it("reads anything with a get(name), such as Express's req: undefined or a non-string is a missing header", () => {
+    const h = signed()
+    const expressLike = (present: Record<string, string>) => ({
+      get: (name: string): string | undefined => present[name.toLowerCase()]
+    })
+    // only x-service-signature present: auto picks that scheme (before, undefined read as a present header)
+    expect(verify(body, expressLike(only(h, "x-service-signature")), secret, at).event).toBe("charge.succeeded")
+    expect(verify(body, expressLike({ ...h }), secret, { ...at, scheme: "standard" }).event).toBe("charge.succeeded")
+    expect(reasonOf(body, expressLike({}))).toBe("missing_header")
+    expect(reasonOf(body, expressLike({}), secret, { ...at, scheme: "standard" })).toBe("missing_header")
+    // a get() that answers something other than a string: no such header, never a TypeError
+    const odd = { get: (() => 5) as unknown as (name: string) => string | null }
+    expect(reasonOf(body, odd)).toBe("missing_header")
+    expect(reasonOf(body, { get: (() => ({})) as unknown as (name: string) => string | null })).toBe("missing_header")
+  })
+
   it("accepts Node's IncomingHttpHeaders type", () => {
     const incoming: import("node:http").IncomingHttpHeaders = { ...signed() }
     expect(verify(body, incoming, secret, at).event).toBe("charge.succeeded")
