@@ -2,7 +2,7 @@
 /**
  * `npm start`: the reference server of decisions §9 with the settings of the
  * environment (see config.ts). Stops gracefully on SIGTERM/SIGINT; a second
- * signal exits at once.
+ * signal, a second or more after the first, exits at once.
  */
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -13,6 +13,9 @@ import { jsonLines } from "./log.ts"
 import { type RunningServer, startServer } from "./server.ts"
 
 const log = jsonLines()
+
+/** A second stop signal this soon after the first is the same stop delivered twice (see `stop`). */
+const repeat_ms = 1_000
 
 const main = async () => {
   let config: ReturnType<typeof fromEnv>
@@ -46,10 +49,16 @@ const main = async () => {
   // Handlers first: a signal that arrives before any listener exists kills the process outright.
   let server: RunningServer | undefined
   let stopping = false
-  let signals = 0
+  let firstSignal: number | undefined
   const stop = (signal: string) => {
-    signals += 1
-    if (signals > 1) process.exit(1)
+    const at = performance.now()
+    if (firstSignal !== undefined) {
+      // Ctrl-C signals the whole process group and `npm start` forwards it once more: a repeat within
+      // a second is that same stop, not a second request to exit at once
+      if (at - firstSignal < repeat_ms) return
+      process.exit(1)
+    }
+    firstSignal = at
     stopping = true
     log({ level: "info", msg: "shutting down", signal })
     if (server !== undefined) shutdown(server) // else still starting: shut down right after start below

@@ -116,13 +116,19 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
     closing ??= (async () => {
       draining = true
       await new Promise<void>((resolve) => {
-        // no new connections; idle ones close now, busy ones after their answer (Connection: close)
+        // no new connections; idle ones close now, busy ones after their answer: a request that arrives
+        // from now on is answered with Connection: close, and one already in flight has its connection
+        // closed once idle (checked every 50 ms: its answer may have been under way without that header)
         server.close(() => resolve())
         server.closeIdleConnections()
+        const idle = setInterval(() => server.closeIdleConnections(), 50)
         // a client that keeps a connection busy past the deadline is cut off
         const deadline = setTimeout(() => server.closeAllConnections(), drain_ms)
         deadline.unref()
-        server.once("close", () => clearTimeout(deadline))
+        server.once("close", () => {
+          clearTimeout(deadline)
+          clearInterval(idle)
+        })
       })
       await due.stop()
       await api.dispose()
