@@ -19,7 +19,8 @@ const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 /** Text for HTML content and attribute values. */
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => escapes[c] as string)
 
-// long caller text wraps anywhere (never widens the page), the number columns never wrap, and every
+// long caller text wraps anywhere (never widens the page), the number columns and the network and coin
+// of an address never wrap (only the address breaks: "TRC2/0" on a phone could be misread), and every
 // caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it; on a phone
 // each line item is two lines (its name, then quantity × unit price and the total), so the name keeps
 // the width of the page
@@ -30,6 +31,7 @@ h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:2rem;font-weight:600;mar
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#555}dd{margin:0;white-space:pre-wrap}
 table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd;vertical-align:top}
 td.n,th.n{text-align:right}td.n{white-space:nowrap}code{word-break:break-all;font-size:.95rem}
+.addresses th,.addresses td:not(:last-child){white-space:nowrap}
 @media (max-width:32rem){.items tr:first-child{display:none}.items tr{display:grid;grid-template-columns:auto auto 1fr;border-bottom:1px solid #ddd;padding:.3rem 0}
 .items td{border:0;padding:0 .4rem 0 0}.items td:first-child{grid-column:1/-1;text-align:left}.items td.q::after{content:" \\00d7"}}`
 
@@ -79,7 +81,7 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
   const addresses =
     page.addresses.length === 0
       ? ""
-      : `<h2>Send to one of these addresses</h2><table data-testid="addresses"><tr><th>Network</th><th>Coin</th><th>Address</th></tr>${page.addresses
+      : `<h2>Send to one of these addresses</h2><table class="addresses" data-testid="addresses"><tr><th>Network</th><th>Coin</th><th>Address</th></tr>${page.addresses
           .map((a) => `<tr><td>${e(a.network)}</td><td>${e(a.coin)}</td><td><code>${e(a.address)}</code></td></tr>`)
           .join("")}</table>`
   const items =

@@ -320,6 +320,68 @@ describe("the docs page's layout, labels, prefilled bodies and fallback", () => 
 })
 
 /**
+ * The hosted payment request page on a phone's width. A newcomer audit found
+ * its address table broke "Netw/ork", "TRC2/0" and "US/DT" over two lines at
+ * 360 and 390 px: a payer could misread which network to send on.
+ */
+describe("the hosted payment request page on a phone", () => {
+  it(
+    "each address's network and coin stay on one line at 360 and 390 px; only the address breaks",
+    async () => {
+      const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Kairaba Coffee" })
+      const request = await post("/v1/minting/intents", biz.secret_key_live, { amount: 25 })
+      for (const width of [360, 390]) {
+        const page = await browser.newPage({ viewport: { width, height: 740 } })
+        await page.goto(`${origin}${new URL(request.link as string).pathname}`)
+        // the lines each cell's text takes (the distinct tops of its text's boxes)
+        const lines = await page.evaluate(() => {
+          interface Rect {
+            readonly top: number
+          }
+          interface Cell {
+            readonly textContent: string | null
+          }
+          const g = globalThis as unknown as {
+            document: {
+              querySelectorAll: (s: string) => ArrayLike<Cell>
+              createRange: () => { selectNodeContents: (n: Cell) => void; getClientRects: () => ArrayLike<Rect> }
+            }
+          }
+          return Array.from(
+            g.document.querySelectorAll('[data-testid="addresses"] th, [data-testid="addresses"] td:not(:last-child)'),
+            (cell) => {
+              const range = g.document.createRange()
+              range.selectNodeContents(cell)
+              const tops = new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top)))
+              return `${cell.textContent}: ${tops.size}`
+            }
+          )
+        })
+        expect(lines, `${width}px`).toEqual([
+          "Network: 1",
+          "Coin: 1",
+          "Address: 1",
+          "TRC20: 1",
+          "USDT: 1",
+          "TRC20: 1",
+          "USDC: 1",
+          "ARC: 1",
+          "USDC: 1"
+        ])
+        const scrollWidth = await page.evaluate(
+          () =>
+            (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+              .documentElement.scrollWidth
+        )
+        expect(scrollWidth, `${width}px: no sideways scroll`).toBeLessThanOrEqual(width)
+        await page.close()
+      }
+    },
+    browserTest
+  )
+})
+
+/**
  * The hosted invoice page on a phone's width. A browser audit found its line
  * items unreadable at 360 and 390 px: the three number columns had fixed
  * widths that left the item's column 0–17 px wide, one letter per line.
