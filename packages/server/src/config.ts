@@ -106,13 +106,19 @@ export const fromEnv = (env: Env): ServerConfig => {
   const host = read(env, "HOST")
   const dataDir = read(env, "DATA_DIR")
   // the limits of a rate set through POST /v1/test_helpers/rates: the same rate is refused at start as there
-  const rate = decimal(env, "USD_GMD_RATE", "0", String(Limits.rate_max))
-  const parsedRate = Decimal.parse(rate) as Decimal.Decimal
-  if (!Decimal.isPositive(parsedRate) || Decimal.places(parsedRate) > Limits.rate_places_max) {
+  const rateText = read(env, "USD_GMD_RATE")
+  const parsedRate = Decimal.parse(rateText)
+  if (
+    parsedRate === undefined ||
+    !Decimal.isPositive(parsedRate) ||
+    Decimal.compare(parsedRate, Decimal.parse(String(Limits.rate_max)) as Decimal.Decimal) > 0 ||
+    Decimal.places(parsedRate) > Limits.rate_places_max
+  ) {
     throw new ConfigError(
-      `USD_GMD_RATE must be above 0 with at most ${Limits.rate_places_max} decimal places (got "${rate}")`
+      `USD_GMD_RATE must be a decimal number above 0, at most ${Limits.rate_max}, with at most ${Limits.rate_places_max} decimal places (got "${rateText}")`
     )
   }
+  const rate = rateText
   const rps = integer(env, "RATE_LIMIT_RPS", 0, 1_000_000)
   const burst = integer(env, "RATE_LIMIT_BURST", 1, 1_000_000)
   const databaseUrl = env.DATABASE_URL?.trim()

@@ -28,7 +28,14 @@ const main = async () => {
     }
     throw e
   }
-  const [command, ...args] = process.argv.slice(2)
+  // `npm run admin -- <command>` passes "admin" first: without a command it must not start a server on the data
+  const argv = process.argv.slice(2)
+  const viaAdmin = argv[0] === "admin"
+  const [command, ...args] = viaAdmin ? argv.slice(1) : argv
+  if (command === undefined && viaAdmin) {
+    process.stderr.write(`xaalis: npm run admin needs a command: npm run -s admin -- <command>\n${usage}\n`)
+    process.exit(2)
+  }
   if (command !== undefined) {
     // an operator's command (admin.ts) instead of the server
     if (command === "help" || command === "--help" || command === "-h") {

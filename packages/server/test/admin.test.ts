@@ -24,6 +24,50 @@ const admin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     child.once("exit", (code) => resolve({ code, stdout, stderr }))
   })
 
+/** `npm run -s admin -- <args>` at the repository root, as the README shows it. */
+const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const root = fileURLToPath(new URL("../../../", import.meta.url))
+    const child = spawn("npm", ["run", "-s", "admin", ...(args.length > 0 ? ["--", ...args] : [])], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: "", PORT: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString()
+    })
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString()
+    })
+    // a server started by mistake would never exit: stop it and say so
+    const guard = setTimeout(() => child.kill("SIGKILL"), 15_000)
+    child.once("exit", (code) => {
+      clearTimeout(guard)
+      resolve({ code, stdout, stderr })
+    })
+  })
+
+describe("npm run admin", () => {
+  it("without a command prints the usage and exits 2 (it used to start a server on the data)", async () => {
+    const data = tempDataDir()
+    try {
+      const none = await npmAdmin([], { DATA_DIR: data.dir })
+      expect(none.code).toBe(2)
+      expect(none.stderr).toContain("npm run admin needs a command")
+      expect(none.stderr).toContain("xaalis-server create-business")
+      expect(none.stdout).toBe("")
+      // with one, it runs it
+      const created = await npmAdmin(["create-business", "--name", "Kairaba Coffee"], { DATA_DIR: data.dir })
+      expect(created.code).toBe(0)
+      expect(JSON.parse(created.stdout)).toMatchObject({ name: "Kairaba Coffee" })
+    } finally {
+      data.cleanup()
+    }
+  }, 40_000)
+})
+
 describe("operator commands of xaalis-server", () => {
   let data = tempDataDir()
   let server: ServerProcess | undefined

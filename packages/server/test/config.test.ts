@@ -59,6 +59,12 @@ describe("server configuration from the environment (decisions §9)", () => {
     expect(fromEnv({ USD_GMD_RATE: "1000000" }).rate).toBe("1000000")
     // trailing zeros are not places of the rate
     expect(fromEnv({ USD_GMD_RATE: "70.1000000000" }).rate).toBe("70.1000000000")
+    // one message states every limit, whichever was missed (it once said "from 0 to 1000000", and 0 is refused)
+    for (const value of ["0", "1000001", "70.123456789", "seventy"]) {
+      expect(() => fromEnv({ USD_GMD_RATE: value })).toThrow(
+        `USD_GMD_RATE must be a decimal number above 0, at most 1000000, with at most 8 decimal places (got "${value}")`
+      )
+    }
   })
 
   it("DATABASE_URL: postgres:// and postgresql:// URLs, a socket directory in the query included; no password echoed", () => {
