@@ -35,7 +35,10 @@ import { ApiDescription, Background, type Caller, type Recover, type Route, type
 import { routesFor } from "./routes.ts"
 
 /** What every mount adapts: a web-standard handler. `remoteAddress` keys rate limits of requests without a valid key. */
-export type FetchHandler = (request: Request, context?: { readonly remoteAddress?: string }) => Promise<Response>
+export type FetchHandler = (
+  request: Request,
+  context?: { readonly remoteAddress?: string | undefined }
+) => Promise<Response>
 
 /** The API: its fetch handler, the scheduler's entry point for the server's periodic loop, and its release. */
 export interface HttpApi {
