@@ -46,6 +46,8 @@ const el = (tag, attrs, ...children) => {
   return node;
 };
 const pretty = (v) => JSON.stringify(v, null, 2);
+// the descriptions' \`code\` spans as code (as text nodes: nothing in a description is read as HTML)
+const prose = (text) => (text || "").split("\`").map((part, i) => (i % 2 === 1 ? el("code", {}, part) : part));
 const show = (schema, doc) => {
   if (!schema.$ref) return pretty(schema);
   const name = schema.$ref.split("/").pop();
@@ -126,6 +128,9 @@ const prefill = (op, doc) => {
   const v = example(op.requestBody.content["application/json"].schema, doc, 0);
   return v === undefined || v === null ? {} : v;
 };
+// the keys of the sandbox business created on this page: its live key is used for live-only operations
+// while the key field holds its test key
+let sandboxKeys = null;
 const operation = (doc, path, method, op) => {
   const id = op.operationId;
   const inputs = {};
@@ -154,13 +159,22 @@ const operation = (doc, path, method, op) => {
     const headers = {};
     for (const p of params) {
       const v = inputs[p.in + ":" + p.name].value;
+      if (v === "" && p.in === "path") {
+        // sent as it is, the path would ask for an object whose id is "{id}"
+        status.textContent = "Fill in " + p.name + " first.";
+        output.textContent = "";
+        return;
+      }
       if (v === "") continue;
       if (p.in === "path") url = url.replace("{" + p.name + "}", encodeURIComponent(v));
       else if (p.in === "query") query.set(p.name, v);
       else headers[p.name] = v;
     }
     if (query.size > 0) url += "?" + query;
-    const key = document.getElementById("key").value.trim();
+    let key = document.getElementById("key").value.trim();
+    // conversions and payment requests take a live key: the business created on this page has one
+    const swapped = op["x-live-key-only"] && sandboxKeys !== null && key === sandboxKeys.test;
+    if (swapped) key = sandboxKeys.live;
     if (key !== "") headers.Authorization = "Bearer " + key;
     const init = { method: method.toUpperCase(), headers };
     if (body !== null && body.value.trim() !== "") {
@@ -172,13 +186,17 @@ const operation = (doc, path, method, op) => {
     try {
       const res = await fetch(url, init);
       const text = await res.text();
-      status.textContent = res.status + " " + res.statusText;
+      status.textContent =
+        res.status + " " + res.statusText + (swapped ? " (sent with the business's live key: this operation takes a live key)" : "");
       let shown = text;
       try {
         const parsed = JSON.parse(text);
         shown = pretty(parsed);
         const keyInput = document.getElementById("key");
-        if (parsed && parsed.secret_key_test && keyInput.value === "") keyInput.value = parsed.secret_key_test;
+        if (parsed && parsed.secret_key_test && parsed.secret_key_live) {
+          if (keyInput.value === "") keyInput.value = parsed.secret_key_test;
+          if (keyInput.value === parsed.secret_key_test) sandboxKeys = { test: parsed.secret_key_test, live: parsed.secret_key_live };
+        }
       } catch {}
       output.textContent = shown;
     } catch (e) {
@@ -201,7 +219,7 @@ const operation = (doc, path, method, op) => {
     "details",
     { class: "op", "data-testid": "op-" + id, id: "op-" + id },
     el("summary", {}, el("span", { class: "method " + method.toUpperCase() }, method.toUpperCase()), " ", el("code", {}, path), " — " + op.summary, ...badges),
-    el("div", {}, el("p", {}, op.description || ""), schemas, el("p", {}, "Errors: " + errors.join("; ")), el("h3", {}, "Try it"), form, send, status, output)
+    el("div", {}, el("p", {}, ...prose(op.description)), schemas, el("p", {}, "Errors: " + errors.join("; ")), el("h3", {}, "Try it"), form, send, status, output)
   );
 };
 const main = async () => {
@@ -217,7 +235,10 @@ const main = async () => {
   }
   root.textContent = "";
   document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
-  document.getElementById("intro").textContent = doc.info.description;
+  document.getElementById("intro").append(...prose(doc.info.description));
+  if (!Object.hasOwn(doc.paths, "/v1/test_helpers/businesses")) {
+    document.getElementById("key-label").textContent = "Secret key (Authorization: Bearer …).";
+  }
   const byTag = new Map();
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
@@ -254,7 +275,7 @@ export const docsHtml = `<!doctype html>
 <body>
 <header>
 <h1 id="title">xaalis API</h1>
-<label for="key">Secret key (Authorization: Bearer …). Create a sandbox business below to get one.</label>
+<label for="key" id="key-label">Secret key (Authorization: Bearer …). Create a sandbox business below to get one.</label>
 <input id="key" data-testid="key" autocomplete="off" spellcheck="false" placeholder="sk_test_… or sk_live_…">
 </header>
 <p id="intro"></p>

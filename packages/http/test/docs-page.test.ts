@@ -91,8 +91,22 @@ describe("GET /docs in a real browser", () => {
       await page.getByTestId("op-getBalance").locator("summary").click()
       await page.getByTestId("send-getBalance").click()
       await expect.poll(() => page.getByTestId("status-getBalance").textContent(), poll).toMatch(/^200\b/)
-      // a path parameter and an error answer
+      // a conversion takes a live key: the page sends the business's own live key for it, and says so
+      await page.getByTestId("op-createConversion").locator("summary").click()
+      await page.getByTestId("send-createConversion").click()
+      await expect
+        .poll(() => page.getByTestId("status-createConversion").textContent(), poll)
+        .toBe("201 Created (sent with the business's live key: this operation takes a live key)")
+      expect(await page.getByTestId("key").inputValue()).toBe(created.secret_key_test)
+      // a description's `code` spans show as code, not with their backticks
+      const cancel = page.getByTestId("op-cancelPaymentIntent")
+      expect(await cancel.locator("p code").first().textContent()).toBe("payment_intent.cancelled")
+      expect(await cancel.locator("p").first().textContent()).not.toContain("`")
+      // a path parameter left empty is asked for, not sent as "{id}"
       await page.getByTestId("op-getInvoice").locator("summary").click()
+      await page.getByTestId("send-getInvoice").click()
+      expect(await page.getByTestId("status-getInvoice").textContent()).toBe("Fill in id first.")
+      // a path parameter and an error answer
       await page.getByTestId("param-getInvoice-id").fill("no-such-invoice")
       await page.getByTestId("send-getInvoice").click()
       await expect.poll(() => page.getByTestId("status-getInvoice").textContent(), poll).toMatch(/^404\b/)
@@ -100,7 +114,7 @@ describe("GET /docs in a real browser", () => {
         "not_found"
       )
 
-      expect(requested.length).toBeGreaterThanOrEqual(4)
+      expect(requested.length).toBeGreaterThanOrEqual(5)
       expect(requested.filter((u) => !u.startsWith(`${origin}/`))).toEqual([])
       // the browser logs the one 404 the test asked for; nothing else went wrong (no script error, no favicon)
       expect(consoleErrors).toEqual(["Failed to load resource: the server responded with a status of 404 (Not Found)"])
@@ -301,6 +315,32 @@ describe("the docs page's layout, labels, prefilled bodies and fallback", () => 
     browserTest
   )
 
+  it(
+    "is served at /docs/ too, and says nothing of sandbox businesses when the sandbox is off",
+    async () => {
+      const page = await browser.newPage()
+      const res = await page.goto(`${origin}/docs/`)
+      expect(res?.status()).toBe(200)
+      await page.locator("[data-testid=ops][data-ready=true]").waitFor()
+      expect(await page.locator("details.op[data-testid^=op-]").count()).toBe(routes.length)
+      expect(await page.locator("label[for=key]").textContent()).toContain("Create a sandbox business below")
+      await page.close()
+      const live = makeHttpApi({ sandbox: false })
+      const liveServer = serve(live.fetch)
+      await new Promise<void>((resolve) => liveServer.listen(0, "127.0.0.1", resolve))
+      try {
+        const livePage = await browser.newPage()
+        await livePage.goto(`http://127.0.0.1:${(liveServer.address() as AddressInfo).port}/docs`)
+        await livePage.locator("[data-testid=ops][data-ready=true]").waitFor()
+        expect(await livePage.locator("label[for=key]").textContent()).toBe("Secret key (Authorization: Bearer …).")
+        await livePage.close()
+      } finally {
+        await new Promise((resolve) => liveServer.close(resolve))
+        await live.dispose()
+      }
+    },
+    browserTest
+  )
   it(
     "without JavaScript, points to /v1/openapi.json instead of loading forever",
     async () => {
