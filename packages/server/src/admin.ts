@@ -64,8 +64,10 @@ const work = (
   sandbox: boolean
 ): Effect.Effect<unknown, DomainError | StoreError, Store | Ids> => {
   if (command === "create-business") {
+    // without a name the engine says "Sandbox business": right for the sandbox, not for a live one
+    const name = values.name ?? (sandbox ? undefined : "Business")
     const body = {
-      ...(values.name === undefined ? {} : { name: values.name }),
+      ...(name === undefined ? {} : { name }),
       ...(values["webhook-url"] === undefined ? {} : { webhook_url: values["webhook-url"] })
     }
     return Effect.flatMap(

@@ -86,6 +86,11 @@ describe("operator commands of xaalis-server", () => {
     expect(created.code).toBe(0)
     const biz = JSON.parse(created.stdout)
     expect(biz).toMatchObject({ name: "Kairaba Coffee" })
+    // unnamed, with the sandbox off, a business is not called a sandbox one
+    const unnamed = await admin(["create-business"], env)
+    expect([unnamed.code, JSON.parse(unnamed.stdout).name]).toEqual([0, "Business"])
+    const inSandbox = await admin(["create-business"], { ...env, SANDBOX: "1" })
+    expect(JSON.parse(inSandbox.stdout).name).toBe("Sandbox business")
     expect(biz.secret_key_live).toMatch(/^sk_live_/)
 
     server = await startServerProcess(env, data.dir)
