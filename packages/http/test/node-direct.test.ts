@@ -499,14 +499,19 @@ const rawExchange = (port: number, raw: string) =>
     socket.on("error", reject)
   })
 
+/** A node:http server of `s`'s API with `answerClientErrors`, listening on a free port. */
+const answeringServer = async (s: Setup, options: Parameters<typeof createServer>[0] = {}) => {
+  const server = createServer(options, toNodeListener(s.api.fetch))
+  answerClientErrors(server)
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+  return { server, port: (server.address() as AddressInfo).port }
+}
+
 describe("answerClientErrors", () => {
   it("answers what node:http cannot parse with the error object, not an empty body", async () => {
     const s = setup()
-    const server = createServer(toNodeListener(s.api.fetch))
-    answerClientErrors(server)
-    server.listen(0, "127.0.0.1")
-    await once(server, "listening")
-    const port = (server.address() as AddressInfo).port
+    const { server, port } = await answeringServer(s)
     try {
       const cases = [
         ["FOO BAR\r\n\r\n", "not valid HTTP"],
@@ -544,14 +549,11 @@ describe("answerClientErrors closes what it answers", () => {
 
   it("a client cut off by headersTimeout that never closes its side is closed by the server", async () => {
     const s = setup()
-    const server = createServer(
-      { headersTimeout: 200, requestTimeout: 200, connectionsCheckingInterval: 50 },
-      toNodeListener(s.api.fetch)
-    )
-    answerClientErrors(server)
-    server.listen(0, "127.0.0.1")
-    await once(server, "listening")
-    const port = (server.address() as AddressInfo).port
+    const { server, port } = await answeringServer(s, {
+      headersTimeout: 200,
+      requestTimeout: 200,
+      connectionsCheckingInterval: 50
+    })
     const clients: Array<Socket> = []
     try {
       // half a request line, then silence: the slowloris pattern; these clients never close
@@ -592,11 +594,7 @@ describe("answerClientErrors closes what it answers", () => {
 
   it("CONNECT gets the error object (404 not_found) instead of a closed connection", async () => {
     const s = setup()
-    const server = createServer(toNodeListener(s.api.fetch))
-    answerClientErrors(server)
-    server.listen(0, "127.0.0.1")
-    await once(server, "listening")
-    const port = (server.address() as AddressInfo).port
+    const { server, port } = await answeringServer(s)
     try {
       const answer = await rawExchange(port, "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
       expect(answer.startsWith("HTTP/1.1 404 "), answer.slice(0, 40)).toBe(true)

@@ -6,32 +6,15 @@ import { call, receiver, type ServerProcess, startServerProcess, tempDataDir } f
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 
-/** `xaalis-server <args>` as an operator runs it, on `dataDir`: exit code, stdout, stderr. */
-const admin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--conditions=@xaalis/source", main, ...args], {
-      env: { ...process.env, DATABASE_URL: "", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString()
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString()
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
+type Outcome = { code: number | null; stdout: string; stderr: string }
 
-/** `npm run -s admin -- <args>` at the repository root, as the README shows it. */
-const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const root = fileURLToPath(new URL("../../../", import.meta.url))
-    const child = spawn("npm", ["run", "-s", "admin", ...(args.length > 0 ? ["--", ...args] : [])], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: "", PORT: "0", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+/** Runs `command`, collecting its exit code and output; a process still running after 15 s is killed. */
+const run = (command: string, args: ReadonlyArray<string>, env: Record<string, string>, cwd?: string) =>
+  new Promise<Outcome>((resolve) => {
+    const child = spawn(command, args, {
+      env: { ...process.env, DATABASE_URL: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(cwd === undefined ? {} : { cwd })
     })
     let stdout = ""
     let stderr = ""
@@ -41,13 +24,26 @@ const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString()
     })
-    // a server started by mistake would never exit: stop it and say so
+    // a server started by mistake would never exit
     const guard = setTimeout(() => child.kill("SIGKILL"), 15_000)
     child.once("exit", (code) => {
       clearTimeout(guard)
       resolve({ code, stdout, stderr })
     })
   })
+
+/** `xaalis-server <args>` as an operator runs it, on `dataDir`: exit code, stdout, stderr. */
+const admin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  run(process.execPath, ["--conditions=@xaalis/source", main, ...args], env)
+
+/** `npm run -s admin -- <args>` at the repository root, as the README shows it. */
+const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  run(
+    "npm",
+    ["run", "-s", "admin", ...(args.length > 0 ? ["--", ...args] : [])],
+    { PORT: "0", ...env },
+    fileURLToPath(new URL("../../../", import.meta.url))
+  )
 
 describe("npm run admin", () => {
   it("without a command prints the usage and exits 2 (it used to start a server on the data)", async () => {
