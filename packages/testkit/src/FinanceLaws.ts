@@ -381,6 +381,57 @@ export const financeLawSuite = (name: string, options?: FinanceLawOptions): void
       )
     })
 
+    // Random amounts almost never land exactly on half a cent, so a half-even (or half-down) fee passes
+    // the laws above; these draw the exact halves (found by a mutation audit of the testkit, 2026-11-29)
+    describe("half-up at exact halves (decisions §2, §4, §5)", () => {
+      /** `x` with `x * u / 10^(2+s)` exactly k + 1/2: a percentage of `u / 10^s` %, applied to `x`. */
+      const tie = (s: number) =>
+        fc
+          .tuple(
+            fc.constantFrom(1n, 2n, 4n, 5n, 8n, 10n, 20n, 25n, 40n, 50n, 100n, 125n, 250n, 500n),
+            fc.bigInt({ min: 0n, max: 1_000_000n })
+          )
+          .filter(([u]) => (pow10(2 + s) / 2n) % u === 0n)
+          .map(([u, k]) => ({ u, x: ((2n * k + 1n) * (pow10(2 + s) / 2n)) / u }))
+
+      law(
+        "conversion service fee: half_up(base * p / 100) rounds an exact half up",
+        fc.property(tie(2), fc.bigInt({ min: 1n, max: 5000n }), ({ u, x: base }, r) => {
+          const config = { ...Quote.defaultConversionConfig, fee_percent: dec(u, 2), fee_cap_usd: pow10(12) }
+          // G = base * R butut at R GMD per USD: base_usd is `base` cents exactly
+          const q = Quote.quoteGmd(base * r, "TRC20", dec(r, 0), undefined, config)
+          expect(q.base_usd).toBe(base)
+          expect(q.service_fee_usd, `the fee of ${base} cents at ${u}/100 %`).toBe(halfUpDiv(base * u, 10_000n))
+        })
+      )
+
+      law(
+        "payment request: usd_amount = half_up_cent(GMD / R) rounds an exact half cent up",
+        fc.property(
+          fc.bigInt({ min: 1n, max: 2500n }).map((r) => r * 2n),
+          fc.bigInt({ min: 0n, max: 1_000_000n }),
+          (r, k) => {
+            const amount = r * k + r / 2n // amount / r = k + 1/2 cent
+            expect(PaymentRequest.usdAmount(amount, "GMD", dec(r, 0)), `${amount} butut at ${r}`).toBe(
+              halfUpDiv(amount, r)
+            )
+          }
+        )
+      )
+
+      law(
+        "payment intent: transaction_fee = half_up(amount * p / 100) rounds an exact half up",
+        fc.property(tie(2), ({ u, x }) => {
+          const quote = PaymentIntent.quoteFee(
+            { amount: x, transaction_fee_type: "business" },
+            { ...PaymentIntent.defaultPaymentIntentConfig, fee_percent: dec(u, 2) }
+          )
+          if (quote instanceof Error) return expect.fail(quote.message)
+          expect(quote.transaction_fee, `the fee of ${x} at ${u}/100 %`).toBe(halfUpDiv(x * u, 10_000n))
+        })
+      )
+    })
+
     describe("payment requests and payment intents (decisions §4, §5)", () => {
       law(
         "payment request: usd_amount = half_up_cent(GMD / R); fee = min(half_up(usd * q / 100), C)",

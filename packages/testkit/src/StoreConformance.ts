@@ -906,6 +906,30 @@ export const storeConformance = (
           yield* stillUsable(store, a)
         }))
 
+      test("a unit interrupted after insert, update and post leaves nothing behind", (store) =>
+        Effect.gen(function* () {
+          // a request cut off mid-unit (a client gone, a server stopping): the engine reports a chain
+          // transfer again after an interruption, and finds it applied if the store kept half a unit
+          const a = yield* setup(store)
+          const before = yield* snapshot(store, probe)
+          const written = yield* Deferred.make<void>()
+          const fiber = yield* Effect.forkChild(
+            store.transact((tx) =>
+              Effect.gen(function* () {
+                yield* writeEverything(a)(tx)
+                yield* Deferred.succeed(written, undefined)
+                return yield* Effect.never
+              })
+            )
+          )
+          yield* Deferred.await(written)
+          yield* Fiber.interrupt(fiber)
+          const exit = yield* Fiber.await(fiber)
+          expect(Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause), "the unit ended interrupted").toBe(true)
+          expect(yield* snapshot(store, probe), "an interrupted unit commits nothing").toStrictEqual(before)
+          yield* stillUsable(store, a)
+        }))
+
       test("a unit that hits VersionConflict midway commits none of its earlier writes", (store) =>
         Effect.gen(function* () {
           const a = yield* setup(store)
@@ -1151,6 +1175,20 @@ export const storeConformance = (
           expect(yield* dueIds(store, "payment_link", T0 + 1_000, 10)).toStrictEqual(["pl_10"])
           expect(yield* dueIds(store, "transfer", T0 + 1_000, 10)).toStrictEqual([])
           expect(yield* store.transact((tx) => tx.due("invoice", T0 + 50, 10))).toStrictEqual([rows[1]])
+        }))
+
+      test("due orders before it limits: with rows stored latest-due first, limit 1 is the earliest due", (store) =>
+        Effect.gen(function* () {
+          yield* insertAll(
+            store,
+            [300, 100, 200, 50].map((d) => mk({ id: `late_${d}`, due_at: T0 + d, ...inScope(A_TEST) }))
+          )
+          expect(yield* dueIds(store, "invoice", T0 + 1_000, 1), "limit 1").toStrictEqual(["late_50"])
+          expect(yield* dueIds(store, "invoice", T0 + 1_000, 2), "limit 2").toStrictEqual(["late_50", "late_100"])
+          expect(yield* dueIds(store, "invoice", T0 + 150, 3), "limit 3, two due").toStrictEqual([
+            "late_50",
+            "late_100"
+          ])
         }))
 
       test("rows with null due_at are never due; updates of due_at are followed", (store) =>
