@@ -753,12 +753,12 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const router = new SmartRouter<Served>({ routers: [new RegExpRouter(), new TrieRouter()] })
   for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
   // the page is read at /docs and at /docs/ (its script finds the API from either)
-  router.add("GET", "/docs", { docs: true })
-  router.add("GET", "/docs/", { docs: true })
+  const docsPaths = ["/docs", "/docs/"]
+  for (const path of docsPaths) router.add("GET", path, { docs: true })
   for (const h of hostedRoutes) router.add("GET", h.path, { page: h.kind })
   const matchers = [
     ...served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) })),
-    ...["/docs", "/docs/", ...hostedRoutes.map((h) => h.path.replace(/:(\w+)/g, "{$1}"))].map((path) => ({
+    ...[...docsPaths, ...hostedRoutes.map((h) => h.path.replace(/:(\w+)/g, "{$1}"))].map((path) => ({
       method: "GET",
       matches: templateMatcher(path)
     }))

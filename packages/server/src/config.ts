@@ -106,8 +106,8 @@ export const fromEnv = (env: Env): ServerConfig => {
   const host = read(env, "HOST")
   const dataDir = read(env, "DATA_DIR")
   // the limits of a rate set through POST /v1/test_helpers/rates: the same rate is refused at start as there
-  const rateText = read(env, "USD_GMD_RATE")
-  const parsedRate = Decimal.parse(rateText)
+  const rate = read(env, "USD_GMD_RATE")
+  const parsedRate = Decimal.parse(rate)
   if (
     parsedRate === undefined ||
     !Decimal.isPositive(parsedRate) ||
@@ -115,10 +115,9 @@ export const fromEnv = (env: Env): ServerConfig => {
     Decimal.places(parsedRate) > Limits.rate_places_max
   ) {
     throw new ConfigError(
-      `USD_GMD_RATE must be a decimal number above 0, at most ${Limits.rate_max}, with at most ${Limits.rate_places_max} decimal places (got "${rateText}")`
+      `USD_GMD_RATE must be a decimal number above 0, at most ${Limits.rate_max}, with at most ${Limits.rate_places_max} decimal places (got "${rate}")`
     )
   }
-  const rate = rateText
   const rps = integer(env, "RATE_LIMIT_RPS", 0, 1_000_000)
   const burst = integer(env, "RATE_LIMIT_BURST", 1, 1_000_000)
   const databaseUrl = env.DATABASE_URL?.trim()
