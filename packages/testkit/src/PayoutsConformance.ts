@@ -28,7 +28,10 @@
  * `SandboxControl`), each of those is also checked on what the rail paid: one
  * payment per reference, of exactly the amount sent, to the wallet sent; and,
  * with `failNext`: a send that fails with `PayoutFailed` paid nothing, and the
- * same key sent again is paid once.
+ * same key sent again is paid once; with `hangNext`: a send the rail never
+ * answers (it paid, and the answer was lost) still ends within the deadline,
+ * with the reference of what the rail paid or `PayoutFailed` when it paid
+ * nothing, and the key sent again pays no more.
  *
  * Idempotency keys are random UUIDs, so runs against a rail's persistent test
  * environment never meet earlier runs' keys. `payoutsChecks(options)` gives the
@@ -80,6 +83,14 @@ export class PayoutsRail extends Context.Service<
     readonly paid: Effect.Effect<ReadonlyArray<RailPayment>, unknown>
     /** Optional: the rail refuses the next `count` sends, whatever their key. */
     readonly failNext?: ((count: number) => Effect.Effect<void, unknown>) | undefined
+    /**
+     * Optional: the rail takes the next `count` sends, whatever their key, and
+     * never answers them (a peer that stays silent). Pay them first if your
+     * stub can (an answer lost on the way back: the case that matters, since
+     * the adapter must then find the payment before it reports); later sends,
+     * among them a look-up or a resend of the same key, are answered.
+     */
+    readonly hangNext?: ((count: number) => Effect.Effect<void, unknown>) | undefined
   }
 >()("@xaalis/testkit/PayoutsRail") {}
 
@@ -374,6 +385,51 @@ export const payoutsChecks = (options?: PayoutsConformanceOptions): ReadonlyArra
             expectTypedFailure(again, "PayoutFailed", "the same key sent again")
             expect(toWallet(yield* rail.paid), "failed twice: nothing paid").toStrictEqual([])
           }
+          return yield* passed
+        })
+    ),
+    check(
+      `a send the rail never answers ends within ${deadlineMs} ms: with the reference of what the rail paid, or PayoutFailed when it paid nothing`,
+      (payouts, rail) =>
+        Effect.gen(function* () {
+          const hangNext = rail?.hangNext
+          if (rail === undefined || hangNext === undefined) {
+            return yield* skipped("the layer provides no PayoutsRail with hangNext")
+          }
+          const input: SendInput = { idempotency_key: newKey(), ...wallet(freshWallet()), amount: capped(31_415n) }
+          const before = yield* rail.paid
+          const toWallet = (all: ReadonlyArray<RailPayment>) =>
+            newPayments(before, all).filter((p) => p.account_number === input.account_number)
+          yield* hangNext(1)
+          const outcome = yield* send(payouts, input)
+          const what = "the send the rail never answers"
+          if (outcome._tag === "Late") {
+            expect.fail(
+              `${what}: send must end within ${deadlineMs} ms (the engine's payout run waits on it, and its claim lapses): time the call to the rail out, then settle the payout with the rail (look the key up or send it again) before reporting`
+            )
+          }
+          let reference: string | undefined
+          if (outcome._tag === "Success") {
+            reference = referenceOf(outcome, what)
+            expectPaidOnce(yield* rail.paid, reference, input, what)
+          } else {
+            expectTypedFailure(outcome, "PayoutFailed", what)
+            const paid = toWallet(yield* rail.paid)
+            if (paid.length > 0) {
+              expect.fail(
+                `${what}: the rail paid ${show(paid)}, but send failed with PayoutFailed after its time-out: the engine takes that as "nothing paid" and keeps the dalasi in the balance (money invented); a send whose outcome is unknown must settle it with the rail (look the key up or send it again) before it reports`
+              )
+            }
+          }
+          // the engine sends the payout again under its key after a crash (the rail answering now):
+          // still one payment in all
+          if (!idempotent) return yield* passed
+          const again = referenceOf(yield* send(payouts, input), "the same key sent again, the rail answering")
+          if (reference !== undefined) {
+            expect(again, "the same key sent again answers the reference of what the rail paid").toBe(reference)
+          }
+          expectPaidOnce(yield* rail.paid, again, input, "the key sent again")
+          expect(toWallet(yield* rail.paid), "one payment for the key in all").toHaveLength(1)
           return yield* passed
         })
     )

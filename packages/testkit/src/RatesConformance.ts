@@ -10,7 +10,8 @@
  * Checks, on a fresh build of the layer each (the layer may fail to build: the
  * check fails with its error):
  * - `current` answers a quote, call after call and from many fibers at once
- *   (the source under test is up); it never dies;
+ *   (the source under test is up), each call within `deadlineMs` (default
+ *   10 s); it never dies;
  * - the rate is an exact `Decimal` (bigint units, a whole non-negative scale),
  *   positive, at most `Limits.rate_max` (1,000,000) with at most
  *   `Limits.rate_places_max` (8) places: within 15 significant digits, so the
@@ -31,7 +32,12 @@
  * - with `outage`: while the source is down, `current` fails with
  *   `RateUnavailable`, or answers an earlier observation under its own, older
  *   `as_of` (never a fresher one); it never dies, and it reports the next
- *   publication once the source is back.
+ *   publication once the source is back;
+ * - with `hang`: while the source takes requests and never answers them,
+ *   `current` still ends within `deadlineMs` (default 10 s), with
+ *   `RateUnavailable` or an earlier observation under its own `as_of`, and it
+ *   reports the next publication once the source answers again (no call stays
+ *   stuck behind a request that never ends).
  *
  * `ratesChecks(options)` gives the same checks as plain functions.
  */
@@ -45,6 +51,7 @@ import {
   type CheckResult,
   expectSuccess,
   expectTypedFailure,
+  type Outcome,
   optional,
   outcomeOf,
   type PortCheck,
@@ -73,6 +80,12 @@ export class RatesFeed extends Context.Service<
     readonly publish: (rate: Decimal.Decimal, as_of: number) => Effect.Effect<void, unknown>
     /** Optional: the source becomes unreachable until the next `publish`. */
     readonly outage?: Effect.Effect<void, unknown> | undefined
+    /**
+     * Optional: the source takes requests and never answers them (a peer that
+     * accepts the connection and stays silent) until the next `publish`;
+     * requests made before that publication stay unanswered.
+     */
+    readonly hang?: Effect.Effect<void, unknown> | undefined
   }
 >()("@xaalis/testkit/RatesFeed") {}
 
@@ -81,6 +94,12 @@ export interface RatesConformanceOptions extends PortSuiteOptions {
   readonly clockSkewMs?: number | undefined
   /** Oldest `as_of` the freshness check accepts, ms before now. Default the engine's `rate_age_max_ms` (5 minutes). */
   readonly maxAgeMs?: number | undefined
+  /**
+   * Longest a `current` may take, ms (default 10 000). Each quote of the API
+   * reads it while its request waits, so a source that hangs must be cut off
+   * well before a client gives up.
+   */
+  readonly deadlineMs?: number | undefined
   /** vitest timeout of each check, ms (default 60 s). */
   readonly timeout?: number | undefined
 }
@@ -175,32 +194,51 @@ const expectObservationTime = (
   ).toBeLessThanOrEqual(bounds.maxAge)
 }
 
-/** How one `current` ended. */
-const outcomeFor = (rates: RatesShape) => outcomeOf(() => rates.current)
+/** How one `current` ended, within `deadlineMs`. */
+const outcomeFor = (rates: RatesShape, deadlineMs: number) => outcomeOf(() => rates.current, deadlineMs)
 
-/** One `current`, which must succeed, and the live clock when it answered. */
-const currentAt = (rates: RatesShape, what: string) =>
+/** One `current`, which must succeed within `deadlineMs`, and the live clock when it answered. */
+const currentAt = (rates: RatesShape, deadlineMs: number, what: string) =>
   Effect.gen(function* () {
-    const quote = expectSuccess(yield* outcomeFor(rates), what)
+    const quote = expectSuccess(yield* outcomeFor(rates, deadlineMs), what)
     return { quote, now: yield* Clock.currentTimeMillis }
   })
 
 /** Several answers of `current`: one after the other, then many at once. */
-const sample = (rates: RatesShape) =>
+const sample = (rates: RatesShape, deadlineMs: number) =>
   Effect.gen(function* () {
     const inRow: Array<{ readonly quote: RateQuote; readonly now: number }> = []
-    for (let i = 0; i < SEQUENTIAL; i++) inRow.push(yield* currentAt(rates, `current, call ${i + 1}`))
+    for (let i = 0; i < SEQUENTIAL; i++) inRow.push(yield* currentAt(rates, deadlineMs, `current, call ${i + 1}`))
     const atOnce = yield* Effect.forEach(
       Array.from({ length: CONCURRENT }, (_, i) => i),
-      (i) => currentAt(rates, `current, concurrent call ${i + 1} of ${CONCURRENT}`),
+      (i) => currentAt(rates, deadlineMs, `current, concurrent call ${i + 1} of ${CONCURRENT}`),
       { concurrency: "unbounded" }
     )
     return [...inRow, ...atOnce]
   })
 
+/**
+ * `current` while the source cannot give a fresh observation, after it last
+ * published at `as_of`: `RateUnavailable`, or an earlier observation under its
+ * own `as_of`; never a defect, never late.
+ */
+const expectUnavailableOrEarlier = (outcome: Outcome<RateQuote>, as_of: number, what: string): void => {
+  if (outcome._tag === "Success") {
+    expectExactRate(outcome.value.rate, what)
+    expect(
+      outcome.value.as_of,
+      `${what}: an answer while the source cannot answer is an earlier observation, under its own as_of`
+    ).toBeLessThanOrEqual(as_of)
+  } else {
+    expectTypedFailure(outcome, "RateUnavailable", what)
+  }
+}
+
 /** The checks of the suite, to run outside `ratesConformance` (e.g. to show that a broken adapter fails them). */
 export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<PortCheck<Rates>> => {
-  const timeout = options?.timeout ?? 60_000
+  const deadlineMs = options?.deadlineMs ?? 10_000
+  if (!(deadlineMs > 0)) throw new RangeError("deadlineMs must be positive")
+  const timeout = options?.timeout ?? Math.max(60_000, deadlineMs * 8)
   const bounds = {
     skew: Math.max(0, options?.clockSkewMs ?? 0),
     maxAge: options?.maxAgeMs ?? EngineConfig.defaultEngineConfig.rate_age_max_ms
@@ -224,16 +262,28 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
       })
     )
 
+  /** The source publishes again: `current` reports that publication. */
+  const expectRecovers = (rates: RatesShape, feed: RatesFeed["Service"], what: string) =>
+    Effect.gen(function* () {
+      const after = Decimal.parse("71.5") as Decimal.Decimal
+      const recovered = (yield* Clock.currentTimeMillis) - 10
+      yield* feed.publish(after, recovered)
+      const { quote } = yield* currentAt(rates, deadlineMs, what)
+      expect(Decimal.compare(quote.rate, after), `${what}: the rate published`).toBe(0)
+      expect(quote.as_of, `${what}: the as_of published`).toBe(recovered)
+    })
+
   return [
     check(
       `current answers a quote ${SEQUENTIAL} times in a row and ${CONCURRENT} times at once, never dying`,
-      (rates) => Effect.as(sample(rates), "passed" as const)
+      (rates) => Effect.as(sample(rates, deadlineMs), "passed" as const)
     ),
     check(
       `the rate is an exact positive Decimal of at most ${Limits.rate_places_max} places, at most ${Limits.rate_max}`,
       (rates) =>
         Effect.gen(function* () {
-          for (const [i, { quote }] of (yield* sample(rates)).entries()) expectExactRate(quote.rate, `answer ${i + 1}`)
+          for (const [i, { quote }] of (yield* sample(rates, deadlineMs)).entries())
+            expectExactRate(quote.rate, `answer ${i + 1}`)
           return "passed" as const
         })
     ),
@@ -241,7 +291,7 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
       `as_of is the epoch milliseconds of the observation: not in the future, at most ${bounds.maxAge} ms old`,
       (rates) =>
         Effect.gen(function* () {
-          for (const [i, { quote, now }] of (yield* sample(rates)).entries()) {
+          for (const [i, { quote, now }] of (yield* sample(rates, deadlineMs)).entries()) {
             expectObservationTime(quote.as_of, now, bounds, `answer ${i + 1}`)
           }
           return "passed" as const
@@ -256,7 +306,7 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
                 const as_of = (yield* Clock.currentTimeMillis) - age
                 yield* feed.publish(r, as_of)
                 for (let call = 1; call <= 3; call++) {
-                  const { quote } = yield* currentAt(rates, `current after publishing ${Decimal.format(r)}`)
+                  const { quote } = yield* currentAt(rates, deadlineMs, `current after publishing ${Decimal.format(r)}`)
                   expectExactRate(quote.rate, `call ${call} after publishing ${Decimal.format(r)}`)
                   expect(
                     Decimal.compare(quote.rate, r),
@@ -283,27 +333,48 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
           const before = Decimal.parse("70.25") as Decimal.Decimal
           const as_of = (yield* Clock.currentTimeMillis) - 1_000
           yield* feed.publish(before, as_of)
-          expectSuccess(yield* outcomeFor(rates), "current before the outage")
+          expectSuccess(yield* outcomeFor(rates, deadlineMs), "current before the outage")
           yield* outage
           for (let call = 1; call <= 3; call++) {
-            const outcome = yield* outcomeFor(rates)
-            const what = `current during the outage, call ${call}`
-            if (outcome._tag === "Success") {
-              expectExactRate(outcome.value.rate, what)
-              expect(
-                outcome.value.as_of,
-                `${what}: an answer during an outage is an earlier observation, under its own as_of`
-              ).toBeLessThanOrEqual(as_of)
-            } else {
-              expectTypedFailure(outcome, "RateUnavailable", what)
-            }
+            expectUnavailableOrEarlier(
+              yield* outcomeFor(rates, deadlineMs),
+              as_of,
+              `current during the outage, call ${call}`
+            )
           }
-          const after = Decimal.parse("71.5") as Decimal.Decimal
-          const recovered = (yield* Clock.currentTimeMillis) - 10
-          yield* feed.publish(after, recovered)
-          const { quote } = yield* currentAt(rates, "current once the source is back")
-          expect(Decimal.compare(quote.rate, after), "the rate published once the source is back").toBe(0)
-          expect(quote.as_of).toBe(recovered)
+          yield* expectRecovers(rates, feed, "current once the source is back")
+          return yield* passed
+        })
+    ),
+    withFeed(
+      `while its source never answers, current ends within ${deadlineMs} ms with RateUnavailable or an older observation, and recovers`,
+      (rates, feed) =>
+        Effect.gen(function* () {
+          const hang = feed.hang
+          if (hang === undefined) return yield* skipped("the RatesFeed has no hang")
+          const before = Decimal.parse("70.35") as Decimal.Decimal
+          const as_of = (yield* Clock.currentTimeMillis) - 1_000
+          yield* feed.publish(before, as_of)
+          expectSuccess(yield* outcomeFor(rates, deadlineMs), "current before the source hangs")
+          yield* hang
+          const late = (what: string) =>
+            `${what}: current must end within ${deadlineMs} ms while its source never answers (a quote waits on it): put a timeout on the request to the source`
+          for (let call = 1; call <= 2; call++) {
+            const outcome = yield* outcomeFor(rates, deadlineMs)
+            const what = `current while the source hangs, call ${call}`
+            if (outcome._tag === "Late") expect.fail(late(what))
+            expectUnavailableOrEarlier(outcome, as_of, what)
+          }
+          const atOnce = yield* Effect.forEach([1, 2, 3, 4], () => outcomeFor(rates, deadlineMs), {
+            concurrency: "unbounded"
+          })
+          for (const [i, outcome] of atOnce.entries()) {
+            const what = `current while the source hangs, concurrent call ${i + 1} of 4`
+            if (outcome._tag === "Late") expect.fail(late(what))
+            expectUnavailableOrEarlier(outcome, as_of, what)
+          }
+          // the requests made during the hang stay unanswered: current must not wait on them
+          yield* expectRecovers(rates, feed, "current once the source answers again (its hung requests still open)")
           return yield* passed
         })
     )

@@ -1,13 +1,15 @@
 import { PayoutFailed, Payouts } from "@xaalis/engine"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { describe, it } from "vitest"
 import { PayoutsRail, payoutsChecks, type RailPayment } from "../src/index.ts"
 import { checkAbout, expectAllPass, expectCheckFails } from "./port-detects.ts"
 
 /**
  * The Payouts suite must catch broken adapters. The sound fake below is a rail
- * keyed on the idempotency key, with a statement and a failure switch; each
- * mutant breaks one promise of the port's contract.
+ * keyed on the idempotency key, with a statement, a failure switch and a hang
+ * switch, behind an adapter that times its calls out and settles a call that
+ * timed out by sending the key again; each mutant breaks one promise of the
+ * port's contract.
  */
 
 type SendInput = Parameters<(typeof Payouts)["Service"]["send"]>[0]
@@ -16,12 +18,21 @@ interface Rail {
   readonly statement: Array<RailPayment>
   readonly byKey: Map<string, string>
   failNext: number
+  hangNext: number
   /** Pays `input` (`amount` butut) under a new reference. */
   readonly pay: (input: SendInput, amount?: bigint) => string
+  /** The rail's answer to one call: never, for a call it hangs (after paying it). */
+  readonly send: Send
 }
 
 type Send = (input: SendInput) => Effect.Effect<{ readonly reference: string }, PayoutFailed>
 type Mutation = (rail: Rail, sound: Send) => Send
+
+/** How long the sound adapter waits for the rail (the checks' deadline below is 2 s). */
+const RAIL_TIMEOUT = Duration.millis(50)
+
+/** The call to the rail, cut off after `RAIL_TIMEOUT` (`None`: its outcome is unknown). */
+const timed = (rail: Rail, input: SendInput) => Effect.timeoutOption(rail.send(input), RAIL_TIMEOUT)
 
 const refused = (input: SendInput) =>
   Effect.fail(new PayoutFailed({ message: `rail refused the payout to ${input.account_number}` }))
@@ -36,30 +47,44 @@ const fake =
           statement: [],
           byKey: new Map(),
           failNext: 0,
+          hangNext: 0,
           pay: (input, amount = input.amount) => {
             const reference = `TX-${++n}`
             rail.statement.push({ reference, amount, account_number: input.account_number })
             return reference
-          }
+          },
+          send: (input) =>
+            Effect.suspend(() => {
+              if (rail.failNext > 0) {
+                rail.failNext--
+                return refused(input)
+              }
+              const known = rail.byKey.get(input.idempotency_key)
+              if (known !== undefined) return Effect.succeed({ reference: known })
+              const reference = rail.pay(input)
+              rail.byKey.set(input.idempotency_key, reference)
+              if (rail.hangNext > 0) {
+                rail.hangNext--
+                return Effect.never // paid, and the answer lost on the way back
+              }
+              return Effect.succeed({ reference })
+            })
         }
+        // a call that timed out is settled by sending its key again: the rail answers what it paid
         const sound: Send = (input) =>
-          Effect.suspend(() => {
-            if (rail.failNext > 0) {
-              rail.failNext--
-              return refused(input)
-            }
-            const known = rail.byKey.get(input.idempotency_key)
-            if (known !== undefined) return Effect.succeed({ reference: known })
-            const reference = rail.pay(input)
-            rail.byKey.set(input.idempotency_key, reference)
-            return Effect.succeed({ reference })
-          })
+          Effect.flatMap(timed(rail, input), (answer) =>
+            Option.isSome(answer) ? Effect.succeed(answer.value) : rail.send(input)
+          )
         const payouts = Payouts.of({ send: mutate(rail, sound) })
         const statement = PayoutsRail.of({
           paid: Effect.sync(() => [...rail.statement]),
           failNext: (count) =>
             Effect.sync(() => {
               rail.failNext = count
+            }),
+          hangNext: (count) =>
+            Effect.sync(() => {
+              rail.hangNext = count
             })
         })
         return Context.make(Payouts, payouts).pipe(Context.add(PayoutsRail, statement))
@@ -74,6 +99,7 @@ const distinct = checkAbout(checks, "different idempotency keys")
 const again = checkAbout(checks, "sent again (after a crash)")
 const atOnce = checkAbout(checks, "5 times at once")
 const failed = checkAbout(checks, "fails with PayoutFailed paid nothing")
+const hang = checkAbout(checks, "never answers")
 
 describe("the Payouts suite catches broken adapters", () => {
   it("the sound fake passes every check", () => expectAllPass(checks, fake()))
@@ -200,4 +226,24 @@ describe("the Payouts suite catches broken adapters", () => {
       }),
       /had not ended after 2000 ms/
     ))
+
+  it("when the rail never answers: no time-out, PayoutFailed without asking the rail, or a resend under a new key", async () => {
+    await expectCheckFails(
+      hang,
+      fake((rail) => rail.send),
+      /must end within 2000 ms/
+    )
+    const blind: Mutation = (rail) => (input) =>
+      Effect.flatMap(timed(rail, input), (answer) =>
+        Option.isSome(answer) ? Effect.succeed(answer.value) : Effect.fail(new PayoutFailed({ message: "timed out" }))
+      )
+    await expectCheckFails(hang, fake(blind), /but send failed with PayoutFailed after its time-out/)
+    const newKey: Mutation = (rail) => (input) =>
+      Effect.flatMap(timed(rail, input), (answer) =>
+        Option.isSome(answer)
+          ? Effect.succeed(answer.value)
+          : rail.send({ ...input, idempotency_key: `${input.idempotency_key}/retry` })
+      )
+    await expectCheckFails(hang, fake(newKey), /payments on the rail's statement|reference of what the rail paid/)
+  })
 })

@@ -1,19 +1,23 @@
 import { Decimal } from "@xaalis/core"
 import { type RateQuote, Rates, RateUnavailable } from "@xaalis/engine"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { describe, it } from "vitest"
 import { RatesFeed, ratesChecks } from "../src/index.ts"
 import { checkAbout, expectAllPass, expectCheckFails } from "./port-detects.ts"
 
 /**
  * The Rates suite must catch broken adapters. The sound fake below is a source
- * (driven through its RatesFeed, with outages) and an adapter that reports its
- * last observation; each mutant breaks one promise of the port's contract.
+ * (driven through its RatesFeed, with outages and hangs) and an adapter that
+ * asks it, with a time-out, and reports its last observation; each mutant
+ * breaks one promise of the port's contract.
  */
 
 interface Source {
   quote: RateQuote
   down: boolean
+  hanging: boolean
+  /** The source's answer to one request: never, while it hangs. */
+  readonly ask: Effect.Effect<RateQuote, RateUnavailable>
 }
 
 type Mutation = (
@@ -21,38 +25,56 @@ type Mutation = (
   sound: Effect.Effect<RateQuote, RateUnavailable>
 ) => Effect.Effect<RateQuote, RateUnavailable>
 
+/** How long the sound adapter waits for its source (the checks' deadline below is 1 s). */
+const ASK_TIMEOUT = Duration.millis(50)
+
+const unreachable = () => new RateUnavailable({ message: "source unreachable" })
+
+/** `ask` cut off after `ASK_TIMEOUT`: what the sound adapter does. */
+const timedOut = (ask: Effect.Effect<RateQuote, RateUnavailable>) =>
+  Effect.flatMap(Effect.timeoutOption(ask, ASK_TIMEOUT), (answer) =>
+    Option.isSome(answer) ? Effect.succeed(answer.value) : Effect.fail(new RateUnavailable({ message: "timed out" }))
+  )
+
 const fake =
   (mutate: Mutation = (_, sound) => sound) =>
   () =>
     Layer.effectContext(
       Effect.map(Clock.currentTimeMillis, (now) => {
-        const source: Source = { quote: { rate: Decimal.parse("70.1") as Decimal.Decimal, as_of: now }, down: false }
-        const sound = Effect.suspend(() =>
-          source.down
-            ? Effect.fail(new RateUnavailable({ message: "source unreachable" }))
-            : Effect.succeed(source.quote)
-        )
-        const rates = Rates.of({ current: mutate(source, sound) })
+        const source: Source = {
+          quote: { rate: Decimal.parse("70.1") as Decimal.Decimal, as_of: now },
+          down: false,
+          hanging: false,
+          ask: Effect.suspend(() =>
+            source.hanging ? Effect.never : source.down ? Effect.fail(unreachable()) : Effect.succeed(source.quote)
+          )
+        }
+        const rates = Rates.of({ current: mutate(source, timedOut(source.ask)) })
         const feed = RatesFeed.of({
           publish: (rate, as_of) =>
             Effect.sync(() => {
               source.quote = { rate, as_of }
               source.down = false
+              source.hanging = false
             }),
           outage: Effect.sync(() => {
             source.down = true
+          }),
+          hang: Effect.sync(() => {
+            source.hanging = true
           })
         })
         return Context.make(Rates, rates).pipe(Context.add(RatesFeed, feed))
       })
     )
 
-const checks = ratesChecks({ seed: 42 })
+const checks = ratesChecks({ seed: 42, deadlineMs: 1_000 })
 const sampling = checkAbout(checks, "answers a quote")
 const exact = checkAbout(checks, "exact positive Decimal")
 const asOf = checkAbout(checks, "as_of is the epoch milliseconds")
 const published = checkAbout(checks, "last published")
 const outage = checkAbout(checks, "source is down")
+const hang = checkAbout(checks, "never answers")
 
 const withRate =
   (f: (rate: Decimal.Decimal) => unknown): Mutation =>
@@ -154,5 +176,49 @@ describe("the Rates suite catches broken adapters", () => {
       fake((_, sound) => Effect.mapError(sound, () => ({ _tag: "Timeout", message: "no answer" }) as never)),
       /_tag/
     )
+  })
+
+  it("while the source never answers: no time-out, a cached rate re-stamped as fresh, or a call stuck behind a hung request", async () => {
+    await expectCheckFails(
+      hang,
+      fake((source) => source.ask),
+      /must end within 1000 ms/
+    )
+    let last: RateQuote | undefined
+    const restamp: Mutation = (source, sound) =>
+      Effect.catch(
+        Effect.tap(sound, (q) =>
+          Effect.sync(() => {
+            last = q
+          })
+        ),
+        (e) =>
+          source.hanging && last !== undefined
+            ? Effect.map(Clock.currentTimeMillis, (now) => ({ rate: (last as RateQuote).rate, as_of: now }))
+            : Effect.fail(e)
+      )
+    await expectCheckFails(hang, fake(restamp), /earlier observation/)
+    // one refresh at a time, and callers wait on it (with their own time-out): a refresh that never ends
+    // blocks every later call, even once the source answers again
+    const singleFlight: Mutation = (source) => {
+      let inFlight: Deferred.Deferred<RateQuote, RateUnavailable> | undefined
+      return Effect.gen(function* () {
+        if (inFlight === undefined) {
+          const started = yield* Deferred.make<RateQuote, RateUnavailable>()
+          inFlight = started
+          yield* Effect.forkDetach(
+            Effect.flatMap(Effect.exit(source.ask), (exit) =>
+              Effect.flatMap(Deferred.done(started, exit), () =>
+                Effect.sync(() => {
+                  inFlight = undefined
+                })
+              )
+            )
+          )
+        }
+        return yield* timedOut(Deferred.await(inFlight))
+      })
+    }
+    await expectCheckFails(hang, fake(singleFlight), /once the source answers again/)
   })
 })
