@@ -179,6 +179,14 @@ const newPayments = (before: ReadonlyArray<RailPayment>, after: ReadonlyArray<Ra
   })
 }
 
+/** A reader of the payments to `input`'s wallet that the statement lists from now on. */
+const paymentsFrom = (rail: Rail, input: SendInput) =>
+  Effect.map(
+    rail.paid,
+    (before) => (all: ReadonlyArray<RailPayment>) =>
+      newPayments(before, all).filter((p) => p.account_number === input.account_number)
+  )
+
 /** The checks of the suite, to run outside `payoutsConformance` (e.g. to show that a broken adapter fails them). */
 export const payoutsChecks = (options?: PayoutsConformanceOptions): ReadonlyArray<PortCheck<Payouts>> => {
   const deadlineMs = options?.deadlineMs ?? Conversions.payout_claim_ms / 5
@@ -366,9 +374,7 @@ export const payoutsChecks = (options?: PayoutsConformanceOptions): ReadonlyArra
             return yield* skipped("the layer provides no PayoutsRail with failNext")
           }
           const input: SendInput = { idempotency_key: newKey(), ...wallet(freshWallet()), amount: capped(4_200n) }
-          const before = yield* rail.paid
-          const toWallet = (all: ReadonlyArray<RailPayment>) =>
-            newPayments(before, all).filter((p) => p.account_number === input.account_number)
+          const toWallet = yield* paymentsFrom(rail, input)
           yield* failNext(1)
           expectTypedFailure(yield* send(payouts, input), "PayoutFailed", "the send the rail refuses")
           expect(
@@ -397,9 +403,7 @@ export const payoutsChecks = (options?: PayoutsConformanceOptions): ReadonlyArra
             return yield* skipped("the layer provides no PayoutsRail with hangNext")
           }
           const input: SendInput = { idempotency_key: newKey(), ...wallet(freshWallet()), amount: capped(31_415n) }
-          const before = yield* rail.paid
-          const toWallet = (all: ReadonlyArray<RailPayment>) =>
-            newPayments(before, all).filter((p) => p.account_number === input.account_number)
+          const toWallet = yield* paymentsFrom(rail, input)
           yield* hangNext(1)
           const outcome = yield* send(payouts, input)
           const what = "the send the rail never answers"

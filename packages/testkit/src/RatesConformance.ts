@@ -262,6 +262,15 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
       })
     )
 
+  /** The source publishes a rate observed a second ago, which `current` answers; the observation's `as_of`. */
+  const publishBefore = (rates: RatesShape, feed: RatesFeed["Service"], what: string) =>
+    Effect.gen(function* () {
+      const as_of = (yield* Clock.currentTimeMillis) - 1_000
+      yield* feed.publish(Decimal.parse("70.25") as Decimal.Decimal, as_of)
+      expectSuccess(yield* outcomeFor(rates, deadlineMs), what)
+      return as_of
+    })
+
   /** The source publishes again: `current` reports that publication. */
   const expectRecovers = (rates: RatesShape, feed: RatesFeed["Service"], what: string) =>
     Effect.gen(function* () {
@@ -330,10 +339,7 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
         Effect.gen(function* () {
           const outage = feed.outage
           if (outage === undefined) return yield* skipped("the RatesFeed has no outage")
-          const before = Decimal.parse("70.25") as Decimal.Decimal
-          const as_of = (yield* Clock.currentTimeMillis) - 1_000
-          yield* feed.publish(before, as_of)
-          expectSuccess(yield* outcomeFor(rates, deadlineMs), "current before the outage")
+          const as_of = yield* publishBefore(rates, feed, "current before the outage")
           yield* outage
           for (let call = 1; call <= 3; call++) {
             expectUnavailableOrEarlier(
@@ -352,10 +358,7 @@ export const ratesChecks = (options?: RatesConformanceOptions): ReadonlyArray<Po
         Effect.gen(function* () {
           const hang = feed.hang
           if (hang === undefined) return yield* skipped("the RatesFeed has no hang")
-          const before = Decimal.parse("70.35") as Decimal.Decimal
-          const as_of = (yield* Clock.currentTimeMillis) - 1_000
-          yield* feed.publish(before, as_of)
-          expectSuccess(yield* outcomeFor(rates, deadlineMs), "current before the source hangs")
+          const as_of = yield* publishBefore(rates, feed, "current before the source hangs")
           yield* hang
           const late = (what: string) =>
             `${what}: current must end within ${deadlineMs} ms while its source never answers (a quote waits on it): put a timeout on the request to the source`
