@@ -7,7 +7,7 @@ import { once } from "node:events"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { serve } from "@hono/node-server"
-import { type HttpApi, makeHttpApi, mountHono, runDueEvery } from "@xaalis/http"
+import { answerClientErrors, type HttpApi, makeHttpApi, mountHono, runDueEvery } from "@xaalis/http"
 import { Hono } from "hono"
 
 export const start = async (
@@ -22,6 +22,9 @@ export const start = async (
   // mountHono(app, api.fetch, "/payments") would put them under /payments.
   mountHono(app, (request, context) => (api as HttpApi).fetch(request, context))
   const server = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" }) as Server
+  // requests node cannot parse (garbage, headers over its limit), CONNECT and an Expect other than
+  // 100-continue get the API's error object rather than node's empty answer
+  answerClientErrors(server)
   if (!server.listening) await once(server, "listening")
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   // links the API hands out (hosted pages) start with the public address

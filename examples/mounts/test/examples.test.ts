@@ -2,6 +2,7 @@
  * Each example, started on port 0 with the real API: a sandbox business and a
  * payment link are created through it, then it is closed.
  */
+import { connect } from "node:net"
 import { describe, expect, it } from "vitest"
 
 type Start = (port: number) => Promise<{ url: string; close: () => Promise<void> }>
@@ -19,6 +20,19 @@ const post = (url: string, body: unknown, key?: string) =>
     method: "POST",
     headers: { "content-type": "application/json", ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
     body: JSON.stringify(body)
+  })
+
+/** Raw bytes to the server on a fresh connection; what came back before it closed. */
+const rawExchange = (url: string, text: string) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), "127.0.0.1", () => socket.write(text))
+    let got = ""
+    socket.setTimeout(5_000, () => socket.destroy())
+    socket.on("data", (d) => {
+      got += d.toString("latin1")
+    })
+    socket.on("close", () => resolve(got))
+    socket.on("error", reject)
   })
 
 it("the fetch module's default export answers in-process, with no server at all", async () => {
@@ -70,6 +84,16 @@ describe.each(examples)("example %s", (_name, load) => {
       const unauthenticated = await post(`${url}/v1/payment-links`, { data: { amount: 1 } })
       expect(unauthenticated.status).toBe(401)
       expect(((await unauthenticated.json()) as { error: { code: string } }).error.code).toBe("authentication_error")
+
+      // a method the API does not serve there, even one the framework does not know: the API's 404
+      const propfind = await rawExchange(url, "PROPFIND /v1/balance HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      expect(propfind).toMatch(/^HTTP\/1\.1 404 /)
+      expect(propfind).toMatch(/\r\nallow: GET\r\n/i)
+      expect(propfind).toContain('"code":"not_found"')
+      // bytes that are not HTTP: the API's error object, not the framework's or node's empty answer
+      const garbage = await rawExchange(url, "NOT HTTP AT ALL\r\n\r\n")
+      expect(garbage).toMatch(/^HTTP\/1\.1 400 /)
+      expect(garbage).toContain('{"error":{"message":"The request is not valid HTTP.","code":"validation_error"}}')
     } finally {
       await close()
     }

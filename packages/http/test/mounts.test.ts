@@ -14,7 +14,7 @@ import Fastify from "fastify"
 import { Hono } from "hono"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { xaalisFastify } from "../src/fastify.ts"
-import { internal_error_message } from "../src/HttpApi.ts"
+import { internal_error_message, makeHttpApi } from "../src/HttpApi.ts"
 import { bodyConsumedHint, mountHono, toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
 
 type Handler = Parameters<typeof toNodeListener>[0]
@@ -438,6 +438,56 @@ describe("Express specifics", () => {
     }
   })
 
+  it("claims every target the API resolves to its paths (absolute-form, dot segments, percent-encoding), naming no framework", async () => {
+    const { server } = await start((app) => {
+      app.use(xaalisExpress(stub))
+      app.get("/health", (_req, res) => {
+        res.send("ok")
+      })
+    })
+    const port = Number(new URL(server.origin).port)
+    /** One raw request on a fresh connection: the status, the X-Powered-By header and the body. */
+    const raw = (target: string) =>
+      new Promise<{ status: number; poweredBy: boolean; body: string }>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () =>
+          socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+        )
+        let got = ""
+        socket.on("data", (d) => {
+          got += d.toString()
+        })
+        socket.on("close", () => {
+          const at = got.indexOf("\r\n\r\n")
+          const head = got.slice(0, at)
+          resolve({
+            status: Number(head.split(" ")[1]),
+            poweredBy: /x-powered-by/i.test(head),
+            body: got.slice(at + 4)
+          })
+        })
+        socket.on("error", reject)
+      })
+    try {
+      for (const target of [
+        `http://127.0.0.1:${port}/v1/balance`,
+        "/%76%31/balance",
+        "/x/../v1/balance",
+        "/x/%2e%2e/v1/balance",
+        "/v1/balance"
+      ]) {
+        const r = await raw(target)
+        expect([r.status, r.poweredBy], target).toEqual([200, false])
+        // the URL as the node:http mount gives it (percent-encoding kept: the API's router decodes it)
+        expect(decodeURIComponent(new URL((JSON.parse(r.body) as Echo).url).pathname), target).toBe("/v1/balance")
+      }
+      // the app's own paths stay the app's
+      const health = await raw("/health")
+      expect([health.status, health.body]).toEqual([200, "ok"])
+    } finally {
+      await server.close()
+    }
+  })
+
   it("with express.json() after it: the API gets the raw body and the app's own routes still parse JSON", async () => {
     const { server, log } = await start((app, log) => {
       app.use(xaalisExpress(stub, { log: (m) => log.push(m) }))
@@ -518,7 +568,7 @@ describe("Express specifics", () => {
 })
 
 describe("Fastify specifics", () => {
-  it("answers Fastify's refusals of a body with the error object; the parser stays in the plugin", async () => {
+  it("caps bodies at bodyLimit with the error object, passes bodies Fastify cannot type; the parser stays in the plugin", async () => {
     const app = Fastify({ bodyLimit: 1024 })
     await app.register(xaalisFastify, { handler: stub, bodyLimit: 64 })
     app.post("/own", async (request) => ({ parsed: request.body }))
@@ -529,17 +579,21 @@ describe("Fastify specifics", () => {
       const tooLarge = await fetch(`${origin}/v1/payments`, { method: "POST", body: new Uint8Array(65) })
       expect(tooLarge.status).toBe(400)
       expect(await tooLarge.json()).toEqual({
-        error: { message: "Request body is too large", code: "validation_error" }
+        error: { message: "The request body must not exceed 64 bytes.", code: "validation_error" }
       })
       const fits = await fetch(`${origin}/v1/payments`, { method: "POST", body: new Uint8Array(64) })
       expect(((await fits.json()) as Echo).body_length).toBe(64)
-      const badType = await fetch(`${origin}/v1/payments`, {
-        method: "POST",
-        headers: { "content-type": "no type at all" },
-        body: "{}"
-      })
-      expect(badType.status).toBe(400)
-      expect(((await badType.json()) as { error: { code: string } }).error.code).toBe("validation_error")
+      // a Content-Type Fastify refuses to read reaches the handler with its bytes (the API answers it in its order)
+      for (const type of ["no type at all", ";;", ""]) {
+        const badType = await fetch(`${origin}/v1/payments`, {
+          method: "POST",
+          headers: { "content-type": type },
+          body: "{}"
+        })
+        expect(badType.status, type).toBe(200)
+        const echo = (await badType.json()) as Echo
+        expect([echo.body_length, header(echo, "content-type")], type).toEqual([2, type])
+      }
       // Outside the plugin, the app's own JSON parser and routes are untouched.
       const own = await fetch(`${origin}/own`, {
         method: "POST",
@@ -594,6 +648,96 @@ describe("Fastify specifics", () => {
       expect((JSON.parse(old.body) as Echo).url).toBe("http://api.test/v1/payments")
     } finally {
       await app.close()
+    }
+  })
+
+  it("forwards the methods node parses and Fastify lacks, QUERY without a Content-Type, and answers TRACE with not_found", async () => {
+    const app = Fastify()
+    await app.register(xaalisFastify, { handler: stub })
+    await app.listen({ port: 0, host: "127.0.0.1" })
+    const port = (app.server.address() as AddressInfo).port
+    /** One request with node's client, which sends any method token. */
+    const send = (method: string, headers: Record<string, string> = {}, body?: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, method, path: "/v1/balance?x=1", headers }, (res) => {
+          let text = ""
+          res.on("data", (d) => {
+            text += d
+          })
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
+        })
+        req.on("error", reject)
+        req.end(body)
+      })
+    try {
+      for (const method of ["PROPFIND", "MKCOL", "PURGE", "REPORT", "SEARCH"]) {
+        const r = await send(method)
+        expect(r.status, method).toBe(200)
+        expect((JSON.parse(r.body) as Echo).method, method).toBe(method)
+      }
+      const query = await send("QUERY", { "content-length": "2" }, "{}")
+      expect(query.status).toBe(200)
+      expect((JSON.parse(query.body) as Echo).body_length).toBe(2)
+      const trace = await send("TRACE")
+      expect(trace.status).toBe(404)
+      expect(JSON.parse(trace.body)).toEqual({
+        error: { message: "No route TRACE /v1/balance?x=1.", code: "not_found" }
+      })
+    } finally {
+      await app.close()
+    }
+  })
+
+  it("with the API: a body over its cap, or Fastify's, is answered in the API's order and the connection serves on", async () => {
+    const api = makeHttpApi({ sandbox: true })
+    const app = Fastify()
+    await app.register(xaalisFastify, { handler: api.fetch })
+    await app.listen({ port: 0, host: "127.0.0.1" })
+    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    const big = new Uint8Array(2 * 1024 * 1024).fill(0x20)
+    try {
+      const unknown = await fetch(`${origin}/v1/nope`, { method: "POST", body: big })
+      expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([
+        404,
+        "not_found"
+      ])
+      const noKey = await fetch(`${origin}/v1/payments`, {
+        method: "POST",
+        headers: { "content-type": ";;" },
+        body: big
+      })
+      expect([noKey.status, ((await noKey.json()) as { error: { code: string } }).error.code]).toEqual([
+        401,
+        "authentication_error"
+      ])
+      const created = await fetch(`${origin}/v1/test_helpers/businesses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}"
+      })
+      const key = ((await created.json()) as { secret_key_test: string }).secret_key_test
+      // chunked, so the cap is met while reading
+      const chunked = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          for (let i = 0; i < 8; i++) controller.enqueue(big.subarray(0, 64 * 1024))
+          controller.close()
+        }
+      })
+      const over = await fetch(`${origin}/v1/payments`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: chunked,
+        duplex: "half"
+      } as RequestInit)
+      expect(over.status).toBe(400)
+      expect(((await over.json()) as { error: { message: string } }).error.message).toBe(
+        "The request body must not exceed 262144 bytes."
+      )
+      const after = await fetch(`${origin}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })
+      expect(after.status).toBe(200)
+    } finally {
+      await app.close()
+      await api.dispose()
     }
   })
 

@@ -83,7 +83,9 @@ export const xaalisExpress = (handler: Handler, options: XaalisExpressOptions = 
   })
   return (req, res, next) => {
     // Under app.use("/prefix", ...), Express has already stripped the prefix from req.url.
-    if (!claims(paths, pathnameOf(req.url ?? "/"))) return next()
+    if (!claims(paths, resolvedPath(req.url ?? "/"))) return next()
+    // the API's answers name no framework (Express sets X-Powered-By unless the app disables it)
+    res.removeHeader("x-powered-by")
     if (consumed(req) && knownBytes(req) === undefined) {
       if (!hinted) {
         hinted = true
@@ -93,6 +95,26 @@ export const xaalisExpress = (handler: Handler, options: XaalisExpressOptions = 
       return
     }
     bridge(req, res).catch(next)
+  }
+}
+
+/**
+ * The path a request target goes to, as the node:http mount resolves it: the
+ * path of an absolute-form target (`http://host/v1/...`), dot segments
+ * resolved (`/x/../v1`), percent-encoded characters decoded (`/%76%31`), so
+ * that every target the API would answer reaches it rather than the app's 404.
+ */
+const resolvedPath = (target: string): string => {
+  let pathname: string
+  try {
+    pathname = new URL(target, "http://mount.invalid").pathname
+  } catch {
+    return pathnameOf(target)
+  }
+  try {
+    return decodeURIComponent(pathname)
+  } catch {
+    return pathname
   }
 }
 

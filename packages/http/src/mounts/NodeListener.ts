@@ -207,9 +207,9 @@ const drain_ms_max = 500
  * After the answer: a body the API did not read (an early error, a body over
  * the cap) is read and dropped so the connection can serve the next request,
  * but at most `drain_bytes_max` bytes for at most `drain_ms_max`; past either,
- * the connection is closed.
+ * the connection is closed. @internal (the Fastify plugin shares it)
  */
-const discardRest = (incoming: IncomingMessage) => {
+export const discardRest = (incoming: IncomingMessage) => {
   // complete: the parser has the whole body already; node drops what is left unread
   if (incoming.complete || incoming.readableEnded || incoming.destroyed) return
   let bytes = 0
@@ -383,15 +383,24 @@ export const toNodeListener = (
  * Call it once on the server that serves `toNodeListener`.
  *
  * `onAnswer` hears of each such answer (for a request log: these requests never
- * reach the handler, so its `onRequest` does not see them).
+ * reach the handler, so its `onRequest` does not see them). A framework that
+ * answers node's `clientError` itself (Fastify) takes `answerClientError` as
+ * its handler instead: pass `clientError: false` here.
  *
  * @example
  * const server = createServer(toNodeListener(api.fetch))
  * answerClientErrors(server)
+ * // Fastify
+ * const app = Fastify({ clientErrorHandler: answerClientError })
+ * answerClientErrors(app.server, { clientError: false })
  */
 export const answerClientErrors = (
   server: Pick<Server, "on">,
-  options: { readonly onAnswer?: (answer: { readonly status: 400 | 404; readonly message: string }) => void } = {}
+  options: {
+    readonly onAnswer?: (answer: { readonly status: 400 | 404; readonly message: string }) => void
+    /** Answer node's `clientError` too (default true). */
+    readonly clientError?: boolean
+  } = {}
 ): void => {
   // `Expect` other than 100-continue: node would answer a bare 417 with an empty body
   server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
@@ -407,20 +416,11 @@ export const answerClientErrors = (
     })
     res.end(body)
   })
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === "ECONNRESET" || !socket.writable) {
-      socket.destroy()
-      return
-    }
-    const message =
-      error.code === "HPE_HEADER_OVERFLOW"
-        ? "The request's headers are too large."
-        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-          ? "The request took too long to arrive."
-          : "The request is not valid HTTP."
-    options.onAnswer?.({ status: 400, message })
-    answerAndClose(socket, "400 Bad Request", message, "validation_error")
-  })
+  if (options.clientError !== false) {
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) =>
+      answerClientError(error, socket, options.onAnswer)
+    )
+  }
   // CONNECT (a proxy tunnel): without a listener node closes the connection with no answer at all
   server.on("connect", (req: IncomingMessage, socket: Duplex) => {
     const target = req.url ?? ""
@@ -428,6 +428,30 @@ export const answerClientErrors = (
     options.onAnswer?.({ status: 404, message })
     answerAndClose(socket, "404 Not Found", message, "not_found")
   })
+}
+
+/**
+ * Answers one request node:http could not parse (its `clientError`) with the
+ * API's error object, `400 validation_error`, and closes the connection (see
+ * `answerClientErrors`). Fastify's `clientErrorHandler` takes it as is.
+ */
+export const answerClientError = (
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  onAnswer?: (answer: { readonly status: 400; readonly message: string }) => void
+): void => {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const message =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? "The request's headers are too large."
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "The request took too long to arrive."
+        : "The request is not valid HTTP."
+  onAnswer?.({ status: 400, message })
+  answerAndClose(socket, "400 Bad Request", message, "validation_error")
 }
 
 /** How long a connection answered by `answerAndClose` may stay open for the client to read the answer and close. */

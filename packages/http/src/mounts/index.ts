@@ -6,4 +6,4 @@
 export { bodyConsumedHint, type XaalisExpressMiddleware, type XaalisExpressOptions, xaalisExpress } from "./Express.ts"
 export { type MountHonoOptions, mountHono } from "./Hono.ts"
 export { defaultPaths as mountedPaths } from "./internal.ts"
-export { answerClientErrors, type NodeListenerOptions, toNodeListener } from "./NodeListener.ts"
+export { answerClientError, answerClientErrors, type NodeListenerOptions, toNodeListener } from "./NodeListener.ts"

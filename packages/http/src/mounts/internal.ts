@@ -46,7 +46,7 @@ export const messages = {
 } as const
 
 /** The error object of the specification, `{error: {message, code}}`, with the catalogue's status. */
-export const errorResponse = (code: "validation_error" | "internal_error", message: string): Response =>
+export const errorResponse = (code: "validation_error" | "not_found" | "internal_error", message: string): Response =>
   new Response(JSON.stringify(new DomainError({ code, message }).toJSON()), {
     status: Errors.catalogue[code].status,
     // The handler's own JSON headers, so a mount's answer looks like the API's.
