@@ -184,5 +184,28 @@ describe("GET /v1/openapi.json", () => {
     expect(conversion({ ...sample, pay_amount: "73.64" })).toBe(false)
     const error = validatorOf(doc, { $ref: "#/components/schemas/Error" })
     expect(error({ error: { message: "x", code: "teapot" } })).toBe(false)
+    // the balance's list of currencies is described, not only tolerated
+    const balance = validatorOf(doc, { $ref: "#/components/schemas/Balance" })
+    const held = answers.get("getBalance")?.[0]?.body
+    expect(held.balances).toHaveLength(2)
+    expect(balance(held)).toBe(true)
+    expect(balance({ ...held, balances: [{ currency: "EUR", available: 1 }] })).toBe(false)
+  })
+
+  it("states the wallet rules the API enforces on request bodies (a body the document accepts is not refused for them)", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const bodyOf = (operationId: string) =>
+      validatorOf(doc, operationOf(doc, operationId).requestBody.content["application/json"].schema)
+    const intent = bodyOf("createPaymentIntent")
+    expect(intent({ data: { amount: 100, account_number: "7012345" } })).toBe(true)
+    expect(intent({ data: { amount: 100, account_number: "1".repeat(32) } })).toBe(false)
+    expect(intent({ data: { amount: 100, account_number: "+2207012345" } })).toBe(false)
+    const conversion = bodyOf("createConversion")
+    const wallet = { network: "wave", account_number: "7012345", account_name: "Awa" }
+    const payout = (payout_method: object) => ({ gmd_amount: 5000, destination: "mobile_money", payout_method })
+    expect(conversion(payout(wallet))).toBe(true)
+    expect(conversion(payout({ ...wallet, account_number: "123456" }))).toBe(false)
+    expect(conversion(payout({ ...wallet, account_name: "Aw" }))).toBe(false)
   })
 })

@@ -82,9 +82,13 @@ export const CreatePaymentIntent = Schema.Struct({
   callback_url: optional(HttpUrl("Receives this payment's webhook events")),
   network: optional(PaymentNetwork),
   account_number: optional(
-    Text({ max: L.account_number_length_max, description: "Payer's mobile money number" }).check(
-      Schema.makeFilter<string>((s) =>
-        ACCOUNT_NUMBER.test(s) ? undefined : "must be exactly 7 digits (the wallet number, without +220)"
+    Text({
+      max: L.account_number_length_max,
+      description: "Payer's mobile money wallet number: 7 digits, without +220"
+    }).check(
+      Schema.makeFilter<string>(
+        (s) => (ACCOUNT_NUMBER.test(s) ? undefined : "must be exactly 7 digits (the wallet number, without +220)"),
+        { toJsonSchema: () => ({ pattern: ACCOUNT_NUMBER.source }) }
       )
     )
   ),
@@ -112,32 +116,59 @@ export const CreatePaymentIntentBody = Wrapped(CreatePaymentIntent, "Create a pa
 
 // ---------------------------------------------------------------- POST /v1/minting/offramp
 
+/**
+ * Rules the conversion's own validation enforces (decisions §2, with its
+ * messages), written into the API description: this filter refuses nothing.
+ */
+const documents = (jsonSchema: Record<string, unknown>) =>
+  Schema.makeFilter<string>(() => undefined, { toJsonSchema: () => jsonSchema })
+
 const PayoutMethod = Schema.Struct({
   network: Schema.Literals(["wave", "afrimoney"]),
-  account_number: Text({ max: L.account_number_length_max, description: "7-digit wallet number" }),
-  account_name: Text({ max: L.account_name_length_max, description: "Wallet holder name, at least 3 characters" })
+  account_number: Text({ max: L.account_number_length_max, description: "7-digit wallet number, without +220" }).check(
+    documents({ pattern: ACCOUNT_NUMBER.source })
+  ),
+  account_name: Text({
+    max: L.account_name_length_max,
+    description: "Wallet holder name, at least 3 characters after trimming"
+  }).check(documents({ minLength: 3 }))
 }).annotate({ description: "Mobile money wallet receiving the dalasi" })
 
 /** `markup_config`: a fixed USD amount (cents) or a percentage of `base_usd`. */
 export const MarkupConfig = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("fixed"),
-    value: MinorAmount(USD, { positive: false, max: L.usd_amount_max, description: "Fixed markup in USD (0 or more)" })
+    value: MinorAmount(USD, {
+      positive: false,
+      max: L.usd_amount_max,
+      description: "Fixed markup in USD (0 or more), at most 10% of the converted USD amount by default"
+    })
   }),
   Schema.Struct({
     type: Schema.Literal("percentage"),
     value: DecimalNumber(L.percent_places_max, {
       min: 0,
       max: 100,
-      description: "Markup as a percentage of the converted USD amount (0 or more)"
+      description:
+        "Markup as a percentage of the converted USD amount (0 or more); the markup share may be at most 10% of it (the deployment's markup_percent_max, default 10)"
     })
   })
 ]).annotate({ description: "Reseller markup: {type: fixed, value: USD} or {type: percentage, value: percent}" })
 
 /** Body of POST /v1/minting/offramp (flat). Decodes to the engine's `CreateConversion`. */
 export const CreateConversionBody = Schema.Struct({
-  gmd_amount: optional(MinorAmount(GMD, { max: L.gmd_amount_max, description: "Dalasi wanted" })),
-  pay_amount: optional(MinorAmount(USD, { max: L.usd_amount_max, description: "Stablecoin amount to send, USD" })),
+  gmd_amount: optional(
+    MinorAmount(GMD, {
+      max: L.gmd_amount_max,
+      description: `Dalasi wanted, at least 400; its pay_amount at the current rate must be at most ${amountText(L.usd_amount_max)} USD`
+    })
+  ),
+  pay_amount: optional(
+    MinorAmount(USD, {
+      max: L.usd_amount_max,
+      description: "Stablecoin amount to send, USD: at least 25 on TRC20, 5 on ARC; its dalasi at most 1,000,000,000"
+    })
+  ),
   pay_currency: optional(Schema.Literals(coins)),
   network: optional(UpperCaseLiterals(networks)),
   destination: optional(Schema.Literals(["service_balance", "mobile_money"])),
@@ -153,7 +184,9 @@ void _conversionIsCommand
 
 /** Body of POST /v1/minting/intents (flat). */
 export const CreatePaymentRequestBody = Schema.Struct({
-  amount: FiatAmount("Amount asked for; GMD is converted to USD at the current rate"),
+  amount: FiatAmount(
+    `Amount asked for; GMD is converted to USD at the current rate. In USD (given or converted): at least 5, at most ${amountText(L.usd_amount_max)}`
+  ),
   currency: withDefault(Schema.Literals(["USD", "GMD"]), "USD"),
   metadata: optional(Metadata),
   callback_url: optional(HttpUrl("Receives charge.succeeded for this request")),
@@ -246,7 +279,7 @@ const c = invoiceClearable // short, for the two field lists below
 const invoiceAmountFields = {
   amount: optional(
     FiatAmountOrZero(
-      "Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount)"
+      "Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount), greater than 0; ignored with line items"
     )
   ),
   line_items: optional(
@@ -319,7 +352,10 @@ export const CreateInvoice = Schema.Struct({
   })
 )
 export type CreateInvoice = typeof CreateInvoice.Type
-export const CreateInvoiceBody = Wrapped(CreateInvoice, "Create an invoice (or a draft)")
+export const CreateInvoiceBody = Wrapped(
+  CreateInvoice,
+  "Create an invoice (or a draft). Without line_items, amount is required; without customer, customer_email and customer_name are"
+)
 
 /**
  * Body `data` of Update Invoice: the create parameters, all optional, no
@@ -333,7 +369,12 @@ export const UpdateInvoice = Schema.Struct({
   currency: optional(FiatCurrency),
   // "" is how an invoice without a customer id shows `customer`: sent back, it changes nothing (the core
   // refuses it on an invoice that has a customer id)
-  customer: clearable(customerId(0)),
+  customer: clearable(
+    customerId(0).annotate({
+      description:
+        'Your customer ID: any non-empty string; null removes it. "" (how an invoice without one shows it) changes nothing on such an invoice and is refused on one that has an ID'
+    })
+  ),
   customer_email: clearable(c.customer_email),
   customer_name: clearable(c.customer_name),
   customer_phone: clearable(c.customer_phone),

@@ -280,6 +280,14 @@ export const Invoice = Schema.Struct({
 export const Balance = Schema.Struct({
   currency: Schema.Literal("GMD"),
   available: Amount("Dalasi available"),
+  balances: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        currency: Schema.Literals(["GMD", "USD"]),
+        available: Amount("Available in this currency (USD: markup shares and stablecoin payments, 6 places)")
+      })
+    ).annotate({ description: "Every currency the business holds: GMD (as above), then USD" })
+  ),
   test_mode: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "Balance", description: "The business balance" })
 
