@@ -221,6 +221,26 @@ const nonUtf8 = Uint8Array.from([
 const mebibyte = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
+/** One raw request on a fresh connection to 127.0.0.1:`port`: the status, the head and the body (de-chunked). */
+const rawRequest = (port: number, text: string) =>
+  new Promise<{ status: number; head: string; body: string }>((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(text))
+    let got = ""
+    socket.on("data", (d) => {
+      got += d.toString()
+    })
+    socket.on("close", () => {
+      const at = got.indexOf("\r\n\r\n")
+      const head = got.slice(0, at)
+      let body = got.slice(at + 4)
+      if (/transfer-encoding: chunked/i.test(head)) {
+        body = body.replace(/^[0-9a-f]+\r\n|\r\n[0-9a-f]+\r\n/gi, "").replace(/\r\n0\r\n\r\n$/, "")
+      }
+      resolve({ status: Number(head.split(" ")[1]), head, body })
+    })
+    socket.on("error", reject)
+  })
+
 const header = (echo: Echo, name: string) => echo.headers.find(([k]) => k === name)?.[1]
 
 const checkResponseHeaders = (response: Response) => {
@@ -446,27 +466,10 @@ describe("Express specifics", () => {
       })
     })
     const port = Number(new URL(server.origin).port)
-    /** One raw request on a fresh connection: the status, the X-Powered-By header and the body. */
-    const raw = (target: string) =>
-      new Promise<{ status: number; poweredBy: boolean; body: string }>((resolve, reject) => {
-        const socket = connect(port, "127.0.0.1", () =>
-          socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
-        )
-        let got = ""
-        socket.on("data", (d) => {
-          got += d.toString()
-        })
-        socket.on("close", () => {
-          const at = got.indexOf("\r\n\r\n")
-          const head = got.slice(0, at)
-          resolve({
-            status: Number(head.split(" ")[1]),
-            poweredBy: /x-powered-by/i.test(head),
-            body: got.slice(at + 4)
-          })
-        })
-        socket.on("error", reject)
-      })
+    const raw = async (target: string) => {
+      const r = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+      return { ...r, poweredBy: /x-powered-by/i.test(r.head) }
+    }
     try {
       for (const target of [
         `http://127.0.0.1:${port}/v1/balance`,
@@ -613,23 +616,7 @@ describe("Fastify specifics", () => {
     await app.register(xaalisFastify, { handler: stub, hostname: "api.test", prefix: "/pay-api" })
     await app.listen({ port: 0, host: "127.0.0.1" })
     const port = (app.server.address() as AddressInfo).port
-    /** One raw request on a fresh connection; the status and the body. */
-    const raw = (text: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const socket = connect(port, "127.0.0.1", () => socket.write(text))
-        let got = ""
-        socket.on("data", (d) => {
-          got += d.toString()
-        })
-        socket.on("close", () => {
-          const at = got.indexOf("\r\n\r\n")
-          const head = got.slice(0, at)
-          let body = got.slice(at + 4)
-          if (/transfer-encoding: chunked/i.test(head)) body = body.replace(/^[0-9a-f]+\r\n|\r\n[0-9a-f]+\r\n/gi, "")
-          resolve({ status: Number(head.split(" ")[1]), body: body.replace(/\r\n0\r\n\r\n$/, "") })
-        })
-        socket.on("error", reject)
-      })
+    const raw = (text: string) => rawRequest(port, text)
     try {
       for (const host of ["h/v1/other?", "a/b", "exa mple"]) {
         const r = await raw(`GET /pay-api/v1/payments HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
