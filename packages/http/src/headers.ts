@@ -22,7 +22,7 @@ export const IdempotencyKey = Schema.String.check(
 /** `X-No-Effect`: `true` makes POST /v1/payments a dry run. Case-insensitive. */
 export const NoEffect = Schema.Literals(["true", "false"]).annotate({
   description:
-    "true: dry run. The request is validated and the would-be object returned with status 200; nothing is stored or sent."
+    "true: dry run. The request is validated and the would-be object returned with status 200; nothing is stored or sent. The server reads the value in any letter case (TRUE, True)."
 })
 
 const Seconds = (description: string) => Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description })

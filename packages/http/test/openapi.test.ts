@@ -1,5 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { routes, routesFor } from "@xaalis/http"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import ajvFormats from "ajv-formats"
 import { JsonSchema, Schema, SchemaRepresentation } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Answer, type Setup, setup } from "./helpers.ts"
@@ -49,6 +51,29 @@ const validatorOf = (doc: Doc, schema: JsonSchema.JsonSchema) => {
     { patterns: "apply" }
   )
   return (value: unknown) => Schema.decodeUnknownResult(imported as Schema.Codec<unknown>)(value)._tag === "Success"
+}
+
+/**
+ * The request body validator a client would build from the document with
+ * ajv (JSON Schema 2020-12, OpenAPI 3.1's dialect, with its formats): the
+ * conditional keywords (`if`/`else`) effect's importer does not take.
+ */
+const ajvBodyOf = (doc: Doc, operationId: string) => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  // ajv-formats is CommonJS: its module object is the plugin, and carries it again as `default`
+  ajvFormats.default(ajv)
+  ajv.addSchema({ ...doc, $id: "https://xaalis.test/openapi.json" })
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Doc>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (op.operationId !== operationId) continue
+      const pointer = ["paths", path, method, "requestBody", "content", "application/json", "schema"]
+        .map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1"))
+        .join("/")
+      const validate = ajv.compile({ $ref: `https://xaalis.test/openapi.json#/${pointer}` })
+      return (value: unknown) => validate(value) === true
+    }
+  }
+  throw new Error(`no operation ${operationId}`)
 }
 
 const operationOf = (doc: Doc, operationId: string) => {
@@ -195,8 +220,7 @@ describe("GET /v1/openapi.json", () => {
   it("states the wallet rules the API enforces on request bodies (a body the document accepts is not refused for them)", async () => {
     s = setup()
     const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
-    const bodyOf = (operationId: string) =>
-      validatorOf(doc, operationOf(doc, operationId).requestBody.content["application/json"].schema)
+    const bodyOf = (operationId: string) => ajvBodyOf(doc, operationId)
     const intent = bodyOf("createPaymentIntent")
     expect(intent({ data: { amount: 100, account_number: "7012345" } })).toBe(true)
     expect(intent({ data: { amount: 100, account_number: "1".repeat(32) } })).toBe(false)
@@ -207,5 +231,62 @@ describe("GET /v1/openapi.json", () => {
     expect(conversion(payout(wallet))).toBe(true)
     expect(conversion(payout({ ...wallet, account_number: "123456" }))).toBe(false)
     expect(conversion(payout({ ...wallet, account_name: "Aw" }))).toBe(false)
+  })
+
+  it("states the URL rules the API enforces: http(s) callbacks, redirects of any safe scheme only with skip_url_validation", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const intent = ajvBodyOf(doc, "createPaymentIntent")
+    const { secret_key_test } = await s.business()
+    const accepts = async (data: object) => {
+      const res = await s.call("POST", "/v1/payments", {
+        key: secret_key_test,
+        body: { data: { amount: 100, ...data } },
+        headers: { "x-no-effect": "true" }
+      })
+      expect([200, 400]).toContain(res.status)
+      return res.status === 200
+    }
+    const cases: ReadonlyArray<object> = [
+      { callback_url: "https://example.com/hook" },
+      { callback_url: "HTTP://example.com" },
+      { callback_url: "mailto:a@example.com" },
+      { callback_url: "urn:isbn:0451450523" },
+      { callback_url: "https://user@example.com/" },
+      { return_url: "https://shop.example/done", cancel_url: "http://shop.example/cancel" },
+      { return_url: "myapp://done" },
+      { return_url: "myapp://done", skip_url_validation: true },
+      { cancel_url: "myapp://cancel", skip_url_validation: false },
+      { return_url: "javascript:alert(1)", skip_url_validation: true },
+      { return_url: "JavaScript:alert(1)", skip_url_validation: true },
+      { cancel_url: "data:text/html,x", skip_url_validation: true },
+      { return_url: null, cancel_url: null }
+    ]
+    for (const data of cases) {
+      // the document and the API agree on every case: a client that checks bodies against it is never refused
+      expect({ data, document: intent({ data: { amount: 100, ...data } }) }).toEqual({
+        data,
+        document: await accepts(data)
+      })
+    }
+    expect(intent({ data: { amount: 100, callback_url: "mailto:a@example.com" } })).toBe(false)
+    expect(intent({ data: { amount: 100, return_url: "myapp://done", skip_url_validation: true } })).toBe(true)
+    const invoice = ajvBodyOf(doc, "createInvoice")
+    const person = { amount: 50, customer_name: "Awa", customer_email: "awa@example.com" }
+    expect(invoice({ data: { ...person, callback_url: "https://example.com/i" } })).toBe(true)
+    expect(invoice({ data: { ...person, callback_url: "ftp://example.com/i" } })).toBe(false)
+  })
+
+  it("says what null means on each optional field, and that it keeps amount, line_items and currency on an update", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const dataOf = (operationId: string) =>
+      operationOf(doc, operationId).requestBody.content["application/json"].schema.properties.data.properties
+    const update = dataOf("updateInvoice")
+    for (const field of ["amount", "line_items", "currency"]) {
+      expect(update[field].description).toMatch(/null or absent leaves it as it is/)
+    }
+    expect(update.notes.description).toMatch(/null clears it/)
+    expect(dataOf("createInvoice").notes.description).toMatch(/null is the same as leaving it out/)
   })
 })

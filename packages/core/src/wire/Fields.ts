@@ -29,14 +29,20 @@ import {
 
 const notNull = <A>(a: A | null): a is A => a !== null
 
+/** The description of `schema` followed by what `null` means for the field (for the OpenAPI document). */
+const withNote = (schema: Schema.Top, note: string): string => {
+  const described = schema.ast.annotations?.description
+  return `${typeof described === "string" ? `${described}. ` : ""}${note}`
+}
+
 /**
  * An optional field: absent or `null` decode to an absent key (`null` is what
  * many JSON clients send for "no value"). In an update, both mean "leave
  * unchanged" (`clearable`: `null` clears).
  */
-export const optional = <S extends Schema.Top>(schema: S) =>
+export const optional = <S extends Schema.Top>(schema: S, nullMeans = "null is the same as leaving it out") =>
   withFastField(
-    Schema.optionalKey(Schema.NullOr(schema)).pipe(
+    Schema.optionalKey(Schema.NullOr(schema).annotate({ description: withNote(schema, nullMeans) })).pipe(
       Schema.decodeTo(Schema.optionalKey(Schema.toType(schema)), {
         decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) => Option.filter(o, notNull)),
         encode: SchemaGetter.passthroughSubtype()
@@ -50,14 +56,13 @@ export const optional = <S extends Schema.Top>(schema: S) =>
  * ("leave unchanged"), `null` stays `null` ("clear it"), as in a JSON merge
  * patch (RFC 7396).
  */
-export const clearable = <S extends Schema.Top>(schema: S) => {
-  const described = schema.ast.annotations?.description
-  const description = `${typeof described === "string" ? `${described}. ` : ""}null clears it; absent leaves it as it is`
-  return withFastField(Schema.optionalKey(Schema.NullOr(schema).annotate({ description })), {
-    schema,
-    absent: { _tag: "clear" }
-  })
-}
+export const clearable = <S extends Schema.Top>(schema: S) =>
+  withFastField(
+    Schema.optionalKey(
+      Schema.NullOr(schema).annotate({ description: withNote(schema, "null clears it; absent leaves it as it is") })
+    ),
+    { schema, absent: { _tag: "clear" } }
+  )
 
 /** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>
@@ -169,11 +174,21 @@ export const Text = (options: TextOptions) => {
 
 const HTTP_URL = /^https?:\/\/[^\s/?#@]+(?:[/?#]\S*)?$/i
 const ANY_URL = /^[a-z][a-z0-9+.-]*:\S+$/i
+/**
+ * The same rules as JSON Schema `pattern`s for the OpenAPI document (ECMA-262
+ * without flags: the letter case spelled out), so that `format: uri`, which
+ * `mailto:` or `urn:` also satisfy, is not all a client reads.
+ */
+export const HTTP_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#@]+([/?#]\\S*)?$"
+const ANY_URL_PATTERN =
+  "^(?![Jj][Aa][Vv][Aa][Ss][Cc][Rr][Ii][Pp][Tt]:|[Vv][Bb][Ss][Cc][Rr][Ii][Pp][Tt]:|[Dd][Aa][Tt][Aa]:|[Bb][Ll][Oo][Bb]:|[Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*:\\S+$"
 
 /** An absolute `http` or `https` URL (callbacks, webhooks, redirects). */
 export const HttpUrl = (description = "An absolute http or https URL") =>
   Text({ max: url_length_max, description, format: "uri" }).check(
-    Schema.makeFilter<string>((s) => (HTTP_URL.test(s) ? undefined : "must be an absolute http or https URL"))
+    Schema.makeFilter<string>((s) => (HTTP_URL.test(s) ? undefined : "must be an absolute http or https URL"), {
+      toJsonSchema: () => ({ pattern: HTTP_URL_PATTERN })
+    })
   )
 
 /**
@@ -183,8 +198,9 @@ export const HttpUrl = (description = "An absolute http or https URL") =>
  */
 export const AnyUrl = (description = "An absolute URL") =>
   Text({ max: url_length_max, description, format: "uri" }).check(
-    Schema.makeFilter<string>((s) =>
-      activeScheme.test(s) ? activeSchemeIssue : ANY_URL.test(s) ? undefined : "must be an absolute URL"
+    Schema.makeFilter<string>(
+      (s) => (activeScheme.test(s) ? activeSchemeIssue : ANY_URL.test(s) ? undefined : "must be an absolute URL"),
+      { toJsonSchema: () => ({ pattern: ANY_URL_PATTERN }) }
     )
   )
 

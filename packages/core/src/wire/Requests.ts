@@ -9,6 +9,7 @@ import {
   AnyUrl,
   clearable,
   Email,
+  HTTP_URL_PATTERN,
   HttpUrl,
   IsoTimestamp,
   isHttpUrl,
@@ -98,18 +99,29 @@ export const CreatePaymentIntent = Schema.Struct({
   ),
   metadata: optional(Metadata)
 }).check(
-  Schema.makeFilter((d) => {
-    if (d.currency === "USD" && usdOver(d.amount)) return { path: ["amount"], issue: usdMaxMessage }
-    if (!d.skip_url_validation) {
-      if (d.return_url !== undefined && !isHttpUrl(d.return_url)) {
-        return { path: ["return_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
+  Schema.makeFilter(
+    (d) => {
+      if (d.currency === "USD" && usdOver(d.amount)) return { path: ["amount"], issue: usdMaxMessage }
+      if (!d.skip_url_validation) {
+        if (d.return_url !== undefined && !isHttpUrl(d.return_url)) {
+          return { path: ["return_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
+        }
+        if (d.cancel_url !== undefined && !isHttpUrl(d.cancel_url)) {
+          return { path: ["cancel_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
+        }
       }
-      if (d.cancel_url !== undefined && !isHttpUrl(d.cancel_url)) {
-        return { path: ["cancel_url"], issue: "must be an absolute http or https URL (or set skip_url_validation)" }
-      }
+      return undefined
+    },
+    {
+      // the document's form of the rule above: http(s) redirects unless skip_url_validation is true
+      toJsonSchema: () => ({
+        if: { properties: { skip_url_validation: { const: true } }, required: ["skip_url_validation"] },
+        else: {
+          properties: { return_url: { pattern: HTTP_URL_PATTERN }, cancel_url: { pattern: HTTP_URL_PATTERN } }
+        }
+      })
     }
-    return undefined
-  })
+  )
 )
 export type CreatePaymentIntent = typeof CreatePaymentIntent.Type
 export const CreatePaymentIntentBody = Wrapped(CreatePaymentIntent, "Create a payment intent")
@@ -276,21 +288,26 @@ const invoiceClearable = {
 }
 const c = invoiceClearable // short, for the two field lists below
 
-const invoiceAmountFields = {
+/** What `null` means on an update's `amount`, `line_items` and `currency`, which an invoice cannot be without. */
+const keptOnUpdate = "null or absent leaves it as it is"
+
+const invoiceAmountFields = (nullMeans?: string) => ({
   amount: optional(
     FiatAmountOrZero(
       "Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount), greater than 0; ignored with line items"
-    )
+    ),
+    nullMeans
   ),
   line_items: optional(
-    Schema.Array(LineItem).check(
-      Schema.isMaxLength(L.line_items_max, { message: `must have at most ${L.line_items_max} items` })
-    )
+    Schema.Array(LineItem)
+      .check(Schema.isMaxLength(L.line_items_max, { message: `must have at most ${L.line_items_max} items` }))
+      .annotate({ description: "The invoice's lines; its sub_total is the sum of their total_price" }),
+    nullMeans
   )
-}
+})
 
 const invoiceFields = {
-  ...invoiceAmountFields,
+  ...invoiceAmountFields(),
   customer: optional(c.customer),
   customer_email: optional(c.customer_email),
   customer_name: optional(c.customer_name),
@@ -365,8 +382,8 @@ export const CreateInvoiceBody = Wrapped(
  * or `currency` leaves them as they are.
  */
 export const UpdateInvoice = Schema.Struct({
-  ...invoiceAmountFields,
-  currency: optional(FiatCurrency),
+  ...invoiceAmountFields(keptOnUpdate),
+  currency: optional(FiatCurrency, keptOnUpdate),
   // "" is how an invoice without a customer id shows `customer`: sent back, it changes nothing (the core
   // refuses it on an invoice that has a customer id)
   customer: clearable(
