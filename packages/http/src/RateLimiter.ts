@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 
 /** The answer of the limiter for one request. */
 export interface RateDecision {
@@ -49,6 +49,20 @@ interface Bucket {
   at: number
 }
 
+/** The answer for a bucket left with `tokens` after a request that was `allowed` (and took one) or not. */
+export const decisionOf = (tokens: number, allowed: boolean, rps: number, burst: number): RateDecision => ({
+  allowed,
+  limit: Math.floor(burst),
+  remaining: Math.floor(tokens),
+  reset_seconds: Math.ceil((burst - tokens) / rps),
+  retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / rps))
+})
+
+const checkOptions = ({ rps, burst }: TokenBucketOptions) => {
+  if (!(rps > 0) || !Number.isFinite(rps)) throw new RangeError("rateLimit.rps must be a positive number")
+  if (!(burst >= 1) || !Number.isFinite(burst)) throw new RangeError("rateLimit.burst must be at least 1")
+}
+
 /**
  * A token bucket per key: `burst` tokens, refilled at `rps` per second, one
  * token per request. A key absent from the table has a full bucket, so full
@@ -59,9 +73,8 @@ interface Bucket {
 export const makeTokenBucket = (
   options: TokenBucketOptions
 ): RateLimiter["Service"] & { readonly size: () => number } => {
+  checkOptions(options)
   const { rps, burst } = options
-  if (!(rps > 0) || !Number.isFinite(rps)) throw new RangeError("rateLimit.rps must be a positive number")
-  if (!(burst >= 1) || !Number.isFinite(burst)) throw new RangeError("rateLimit.burst must be at least 1")
   const now = options.now ?? (() => performance.now())
   const buckets_max = options.buckets_max ?? 10_000
   const buckets = new Map<string, Bucket>()
@@ -93,14 +106,7 @@ export const makeTokenBucket = (
           } else refill(b, t)
           const allowed = b.tokens >= 1
           if (allowed) b.tokens -= 1
-          const decision: RateDecision = {
-            allowed,
-            limit: Math.floor(burst),
-            remaining: Math.floor(b.tokens),
-            reset_seconds: Math.ceil((burst - b.tokens) / rps),
-            retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rps))
-          }
-          return decision
+          return decisionOf(b.tokens, allowed, rps, burst)
         })
     }),
     { size: () => buckets.size }
@@ -110,3 +116,58 @@ export const makeTokenBucket = (
 /** The in-memory token-bucket limiter as a Layer. */
 export const layerMemory = (options: TokenBucketOptions): Layer.Layer<RateLimiter> =>
   Layer.sync(RateLimiter, () => makeTokenBucket(options))
+
+/**
+ * Token buckets kept where every process of a deployment sees them (a table
+ * of the shared database, a Redis hash): `spend` refills `key`'s bucket for
+ * the time since it was last spent (`rps` per second, at most `burst`), takes
+ * one token when there is one, atomically for all processes, and answers the
+ * tokens left and whether one was taken. A missing bucket is full.
+ * `@xaalis/store-postgres` has one (`RateBuckets`).
+ */
+export interface SharedBuckets {
+  readonly spend: (
+    key: string,
+    rps: number,
+    burst: number
+  ) => Promise<{ readonly tokens: number; readonly allowed: boolean }>
+}
+
+export interface SharedLimiterOptions extends TokenBucketOptions {
+  /**
+   * Told when the shared buckets fail (a database that is down or slow); that
+   * request is then counted by this process's own in-memory bucket, so a
+   * failing limiter neither refuses every request nor lets every one through.
+   */
+  readonly onUnavailable?: (error: unknown) => void
+}
+
+/**
+ * The limiter over `SharedBuckets`: one limit for the whole deployment, where
+ * `layerMemory` gives each process its own (N processes would allow N times
+ * the rate). Falls back to an in-memory bucket per request while the shared
+ * one fails.
+ */
+export const layerShared = <E, R>(
+  options: SharedLimiterOptions,
+  buckets: Effect.Effect<SharedBuckets, E, R>
+): Layer.Layer<RateLimiter, E, Exclude<R, Scope.Scope>> => {
+  checkOptions(options)
+  const { rps, burst } = options
+  return Layer.effect(
+    RateLimiter,
+    Effect.map(buckets, (shared) => {
+      const local = makeTokenBucket(options)
+      return RateLimiter.of({
+        take: (key) =>
+          Effect.tryPromise(() => shared.spend(key, rps, burst)).pipe(
+            Effect.map(({ tokens, allowed }) => decisionOf(tokens, allowed, rps, burst)),
+            Effect.catch((e) => {
+              options.onUnavailable?.(e.cause)
+              return local.take(key)
+            })
+          )
+      })
+    })
+  )
+}

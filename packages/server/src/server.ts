@@ -4,7 +4,7 @@ import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
 import { answerClientErrors, HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 import type { ServerConfig } from "./config.ts"
 import { jsonLines, type LogLine } from "./log.ts"
-import { storeLayer } from "./store.ts"
+import { rateLimiterLayer, storeLayer } from "./store.ts"
 
 export interface RunningServer {
   /** Where it listens, e.g. http://127.0.0.1:3000 */
@@ -77,6 +77,18 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
       payment_intent: config.paymentFeePercent
     }
   )
+  // on PostgreSQL the servers on one database share their rate-limit buckets; a failure is logged once a minute
+  let unavailable_logged_at = Number.NEGATIVE_INFINITY
+  const rateLimiter = rateLimiterLayer(config.store, config.rateLimit, (error) => {
+    const now = performance.now()
+    if (now - unavailable_logged_at < 60_000) return
+    unavailable_logged_at = now
+    log({
+      level: "warn",
+      msg: "shared rate limit unavailable: requests are counted by this process alone until it answers",
+      error: error instanceof Error ? error.message : String(error)
+    })
+  })
   const api = makeHttpApi({
     sandbox: config.sandbox,
     // servers sharing a database (PostgreSQL, or one SQLite file) share one sandbox: its clock, rate and payout
@@ -87,6 +99,7 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
     store: storeLayer(config.store),
     notifier: HttpNotifier.layer({ allowLoopbackHttp: config.sandbox }),
     rateLimit: config.rateLimit,
+    ...(rateLimiter === undefined ? {} : { rateLimiter }),
     baseUrl,
     onRequest: (r) => log({ level: "info", msg: "request", ...r }),
     onError: (fault) =>

@@ -86,6 +86,21 @@ UPDATE docs
        mode        = data::jsonb ->> 'mode'
  WHERE kind = 'api_key' AND business_id IS NULL;
 `
+  },
+  {
+    // the API's rate limit shared by every process on the database (RateBuckets.ts). UNLOGGED: no WAL for
+    // a row written on every request; after a crash the table comes back empty, which is every bucket full.
+    // IF NOT EXISTS: a migration record lost or rolled back by hand must not make the step fail for ever.
+    version: 3,
+    name: "shared rate-limit buckets",
+    sql: `
+CREATE UNLOGGED TABLE IF NOT EXISTS rate_buckets (
+  key     text PRIMARY KEY,
+  tokens  double precision NOT NULL,
+  at      timestamptz NOT NULL,
+  allowed boolean NOT NULL
+);
+`
   }
 ]
 

@@ -118,6 +118,14 @@ export interface PostgresStoreOptions {
   readonly poolMax?: number | undefined
 }
 
+/** A pool's options beyond the Store's (the shared rate buckets wait less than a unit of work may). */
+export interface PoolOptions extends PostgresStoreOptions {
+  /** Longest wait for a connection, in ms (default 10,000). */
+  readonly connectTimeoutMs?: number | undefined
+  /** PostgreSQL's `statement_timeout` for the pool's sessions, in ms (default: the server's). */
+  readonly statementTimeoutMs?: number | undefined
+}
+
 // ---------------------------------------------------------------------------
 // Hot rows
 
@@ -364,8 +372,12 @@ const snapshotOf = (answer: Promise<QueryResult<QueryResultRow>>): Promise<strin
   return snapshot
 }
 
-/** The Store and its `StorePurge` over one pool. */
-const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
+/**
+ * A pool over `options` (scoped: it closes with the scope) whose schema has
+ * been brought to the latest version: what the Store and the shared rate
+ * buckets (`RateBuckets.ts`) each start from.
+ */
+export const openMigratedPool = Effect.fnUntraced(function* (options: PoolOptions) {
   const secrets = secretsOf(options.connectionString)
   const schema = options.schema
   if (schema !== undefined && !isPlainIdentifier(schema)) {
@@ -403,7 +415,13 @@ const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
         ? new StoreError({ message: `PostgresStore: ${e.message}` })
         : toStoreError(e, "PostgresStore: connecting and migrating the schema", secrets)
   })
+  return pool
+})
 
+/** The Store and its `StorePurge` over one pool. */
+const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
+  const secrets = secretsOf(options.connectionString)
+  const pool = yield* openMigratedPool(options)
   const hot = new HotRows()
 
   /**
@@ -935,10 +953,11 @@ export const make = (options: PostgresStoreOptions) => Effect.map(makeBoth(optio
  * operating-system user when neither PGUSER nor USER says otherwise, as libpq
  * (psql) does; node-postgres alone would send no user at all.
  */
-const poolConfig = (options: PostgresStoreOptions): PoolConfig => {
+const poolConfig = (options: PoolOptions): PoolConfig => {
   const base: PoolConfig = {
     max: options.poolMax ?? 10,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     idleTimeoutMillis: 30_000,
     application_name: "xaalis",
     // a process that stops (SIGSTOP, a debugger, a hung event loop) in the middle of a unit must not hold

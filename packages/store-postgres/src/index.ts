@@ -9,3 +9,4 @@
  */
 export * as Migrations from "./Migrations.ts"
 export * as PostgresStore from "./PostgresStore.ts"
+export * as RateBuckets from "./RateBuckets.ts"

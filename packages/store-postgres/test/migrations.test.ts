@@ -56,7 +56,13 @@ withPostgres("PostgresStore migrations", () => {
     ).toBe(0)
     const first = await start(schema)
     expect(Exit.isSuccess(first)).toBe(true)
-    expect(await tables(pool, schema)).toStrictEqual(["doc_keys", "docs", "ledger", "schema_migrations"])
+    expect(await tables(pool, schema)).toStrictEqual([
+      "doc_keys",
+      "docs",
+      "ledger",
+      "rate_buckets",
+      "schema_migrations"
+    ])
     const all = Migrations.steps.map((s) => s.version)
     expect(await versions(pool)).toStrictEqual(all)
     expect(Migrations.latest()).toBe(all[all.length - 1])
