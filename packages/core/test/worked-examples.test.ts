@@ -109,9 +109,19 @@ describe("conversion creation rules", () => {
   })
   it("11. markup above 10 % of base is refused; at the limit it is accepted", () => {
     // base 71.43 -> limit 7.143; 7.15 is over, 7.14 is not
-    expect(
-      mustFail(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 715n } }, ctx)).param
-    ).toBe("markup_config")
+    const over = mustFail(
+      Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 715n } }, ctx)
+    )
+    expect(over.param).toBe("markup_config")
+    expect(over.message).toBe(
+      "markup_config gives a markup of 7.15 USD (to the cent, half-up), above the maximum of 10% of the converted amount of 71.43 USD: 7.143 USD."
+    )
+    // 9.99 % of 28.58 is 2.855142, 2.86 to the cent: above 2.858, and the message says by how much
+    const rounded = mustFail(
+      Conversion.create({ gmd_amount: 200000n, markup_config: { type: "percentage", value: dec("9.99") } }, ctx)
+    )
+    expect(rounded.message).toContain("a markup of 2.86 USD (to the cent, half-up)")
+    expect(rounded.message).toContain("of 28.58 USD: 2.858 USD.")
     expect(
       must(Conversion.create({ gmd_amount: 500000n, markup_config: { type: "fixed", value: 714n } }, ctx)).state
         .pay_amount

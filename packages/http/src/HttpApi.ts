@@ -25,7 +25,7 @@ import { SmartRouter } from "hono/router/smart-router"
 import { TrieRouter } from "hono/router/trie-router"
 import { getPath, tryDecodeURIComponent } from "hono/utils/url"
 import { type CappedRead, isDomainError, jsonText, readCapped } from "./body.ts"
-import { docsHeaders, docsHtml } from "./docs.ts"
+import { docsHeaders, docsHtml, docsHtmlInFolder } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
 import { hostedHeaders, hostedHtml, hostedNotFoundHtml, hostedRoutes, prefersHtml } from "./hosted.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
@@ -341,6 +341,7 @@ const requestIds = new IdsAdapter.EntropyPool(4096)
 
 const isIdempotencyKey = Schema.is(IdempotencyKey)
 const isNoEffect = Schema.is(NoEffect)
+const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** A fault for the operator's log: the stack and the chain of causes (what a store could not reach, and why). */
 const render = (cause: unknown): string => Cause.pretty(Cause.isCause(cause) ? cause : Cause.die(cause))
@@ -738,7 +739,10 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     request_id: string,
     accept: string | null
   ): Promise<ApiResponse> => {
-    const exit = await runtime.runPromiseExit(HostedPages.hostedPage(kind, id))
+    // ids are lower-case UUIDs; a link whose case a mail or chat app changed still finds its page
+    const exit = await runtime.runPromiseExit(
+      HostedPages.hostedPage(kind, UUID_ANY_CASE.test(id) ? id.toLowerCase() : id)
+    )
     if (Exit.isFailure(exit)) {
       const answer = failure(exit.cause, request_id, `GET hosted ${kind}`)
       return answer.status === 404 && prefersHtml(accept)
@@ -749,16 +753,21 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   }
 
   // ---------------------------------------------------------------- the router (Hono's, fed from the route table)
-  type Served = { readonly route: Route } | { readonly docs: true } | { readonly page: HostedPages.HostedKind }
+  type Served = { readonly route: Route } | { readonly docs: string } | { readonly page: HostedPages.HostedKind }
   const router = new SmartRouter<Served>({ routers: [new RegExpRouter(), new TrieRouter()] })
   for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
   // the page is read at /docs and at /docs/ (its script finds the API from either)
   const docsPaths = ["/docs", "/docs/"]
-  for (const path of docsPaths) router.add("GET", path, { docs: true })
-  for (const h of hostedRoutes) router.add("GET", h.path, { page: h.kind })
+  router.add("GET", "/docs", { docs: docsHtml })
+  router.add("GET", "/docs/", { docs: docsHtmlInFolder })
+  // a link a mail or chat app handed on with a slash added still opens its page
+  for (const h of hostedRoutes) for (const path of [h.path, `${h.path}/`]) router.add("GET", path, { page: h.kind })
   const matchers = [
     ...served.map((r) => ({ method: r.method, matches: templateMatcher(r.path) })),
-    ...[...docsPaths, ...hostedRoutes.map((h) => h.path.replace(/:(\w+)/g, "{$1}"))].map((path) => ({
+    ...[
+      ...docsPaths,
+      ...hostedRoutes.flatMap((h) => [h.path, `${h.path}/`].map((p) => p.replace(/:(\w+)/g, "{$1}")))
+    ].map((path) => ({
       method: "GET",
       matches: templateMatcher(path)
     }))
@@ -883,7 +892,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         // HEAD is answered as GET without the body (as Hono does)
         const matched = match(req.method === "HEAD" ? "GET" : req.method, req.href)
         if (matched.found === undefined) response = notFound(req.method, req.pathname)
-        else if ("docs" in matched.found) response = { status: 200, headers: { ...docsHeaders }, body: docsHtml }
+        else if ("docs" in matched.found)
+          response = { status: 200, headers: { ...docsHeaders }, body: matched.found.docs }
         else if ("page" in matched.found)
           response = await page(matched.found.page, matched.params?.id ?? "", request_id, req.header("accept"))
         else {

@@ -286,6 +286,13 @@ export const docsHtml = `<!doctype html>
 `
 
 /** Headers of the page: only its own inline style and script, and requests to its own origin. */
+/**
+ * The page as served at `/docs/`: its no-script link goes one folder up, to
+ * the API description beside `/docs` (from `/docs/`, `v1/openapi.json` would
+ * be `/docs/v1/openapi.json`).
+ */
+export const docsHtmlInFolder = docsHtml.replace('<a href="v1/openapi.json">', '<a href="../v1/openapi.json">')
+
 export const docsHeaders: Readonly<Record<string, string>> = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-cache",

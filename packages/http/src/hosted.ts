@@ -21,19 +21,26 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 
 // long caller text wraps anywhere (never widens the page), the number columns and the network and coin
 // of an address never wrap (only the address breaks: "TRC2/0" on a phone could be misread), and every
-// caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it; on a phone
-// each line item is two lines (its name, then quantity × unit price and the total), so the name keeps
-// the width of the page
+// caller text is isolated (<bdi>), so bidi controls in it cannot reorder the text around it; the blocks
+// that hold caller text clip what they draw outside themselves (combining marks stacked on a letter
+// cannot cover the merchant's line); on a phone each line item is its name on a line, then quantity ×
+// unit price and the total, the total moving to a line of its own when they do not fit side by side
+// (an amount is never cut or split); the amount asked never breaks inside its number, and shrinks on a
+// narrow screen instead
 const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;overflow-wrap:anywhere}
-h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:2rem;font-weight:600;margin:.5rem 0}
-.status{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#eef;font-size:.9rem}
+h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:clamp(1.25rem,7.5vw,2rem);font-weight:600;margin:.5rem 0;overflow-wrap:normal}
+.num{white-space:nowrap}h1,dd,.by,.items td:first-child{overflow:hidden}
+.status{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#e3e8ff;font-size:.9rem}
+.status[data-status=partially_paid],.status[data-status=processing]{background:#fff0c2}
+.status[data-status=completed],.status[data-status=successful],.status[data-status=paid]{background:#d3f0d9}
+.status[data-status=failed],.status[data-status=cancelled],.status[data-status=expired],.status[data-status=overdue],.status[data-status=inactive]{background:#fbd9dc}
 .test{background:#fff3cd;border:1px solid #e0c36a;padding:.5rem .75rem;border-radius:.4rem;margin-bottom:1rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#555}dd{margin:0;white-space:pre-wrap}
 table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.3rem;border-bottom:1px solid #ddd;vertical-align:top}
 td.n,th.n{text-align:right}td.n{white-space:nowrap}code{word-break:break-all;font-size:.95rem}
-.addresses th,.addresses td:not(:last-child){white-space:nowrap}
-@media (max-width:32rem){.items tr:first-child{display:none}.items tr{display:grid;grid-template-columns:auto auto 1fr;border-bottom:1px solid #ddd;padding:.3rem 0}
-.items td{border:0;padding:0 .4rem 0 0}.items td:first-child{grid-column:1/-1;text-align:left}.items td.q::after{content:" \\00d7"}}`
+.addresses th,.addresses td:not(:last-child){white-space:nowrap}.links a{color:#0b4fb3}
+@media (max-width:32rem){.items tr:first-child{display:none}.items tr{display:flex;flex-wrap:wrap;column-gap:.4rem;border-bottom:1px solid #ddd;padding:.3rem 0}
+.items td{border:0;padding:0}.items td:first-child{flex-basis:100%;text-align:left}.items td:last-child{margin-left:auto}.items td.q::after{content:" \\00d7"}}`
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`
 
@@ -93,22 +100,33 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
               `<tr><td>${t(i.item)}</td><td class="n q">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`
           )
           .join("")}</table>`
+  const links =
+    page.links.length === 0
+      ? ""
+      : `<p class="links" data-testid="links">${page.links
+          .map((l) => `<a href="${e(l.href)}" rel="noreferrer">${t(l.label)}</a>`)
+          .join(" ")}</p>`
+  // tabs and history tell pages apart: who is paid, how much, and how it stands
+  const who = page.merchant === "" ? "" : ` ${towards[page.kind]} ${stripBidi(page.merchant)}`
+  const title = `${labels[page.kind]}${who}: ${stripBidi(page.heading)}, ${page.amount.value} ${page.amount.currency} (${page.status_text})`
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${e(labels[page.kind])}: ${e(stripBidi(page.heading))}</title>
-<style>${style}</style>
+<title>${e(title)}</title>
+${page.refresh_seconds === null ? "" : `<meta http-equiv="refresh" content="${page.refresh_seconds}">\n`}<style>${style}</style>
 </head>
 <body>
-${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p>${e(labels[page.kind])}${page.merchant === "" ? "" : ` ${towards[page.kind]} <strong data-testid="merchant">${t(page.merchant)}</strong>`}</p>
+<main>
+${page.test_mode ? '<p class="test" data-testid="test-mode">Test mode: nothing paid here is real.</p>\n' : ""}<p class="by" data-testid="by">${e(labels[page.kind])}${page.merchant === "" ? "" : ` ${towards[page.kind]} <strong data-testid="merchant">${t(page.merchant)}</strong>`}</p>
 <h1 data-testid="heading">${t(page.heading)}</h1>
-<p class="amount" data-testid="amount">${e(page.amount.value)} ${e(page.amount.currency)}</p>
+<p class="amount" data-testid="amount"><span class="num">${e(page.amount.value)}</span> ${e(page.amount.currency)}</p>
 <p>Status: <span class="status" data-testid="status" data-status="${e(page.status)}">${e(page.status_text)}</span></p>
 ${facts === "" ? "" : `<dl>${facts}</dl>`}
-${items}${addresses}
+${items}${addresses}${links}
+</main>
 </body>
 </html>
 `
@@ -137,8 +155,10 @@ export const hostedNotFoundHtml = `<!doctype html>
 <style>${style}</style>
 </head>
 <body>
+<main>
 <h1 data-testid="heading">This payment page does not exist</h1>
 <p>Check the link you were given, or ask the business that sent it for a new one.</p>
+</main>
 </body>
 </html>
 `

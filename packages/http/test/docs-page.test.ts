@@ -142,7 +142,8 @@ describe("a hosted payment page in a real browser", () => {
       expect(await page.getByTestId("amount").textContent()).toBe("25.00 GMD")
       expect(await page.getByTestId("test-mode").isVisible()).toBe(true)
       expect(await page.locator("img").count()).toBe(0)
-      expect(await page.title()).toBe(`Payment link: ${title}`) // onerror would have set it to "pwned"
+      // onerror would have set it to "pwned"
+      expect(await page.title()).toBe(`Payment link to Shop: ${title}, 25.00 GMD (Open for payment)`)
       // the inline style applied (its hash is in the CSP): the amount is rendered bold
       expect(
         await page
@@ -192,6 +193,90 @@ describe("a hosted payment page in a real browser", () => {
         "DENY",
         "no-referrer"
       ])
+    },
+    browserTest
+  )
+})
+
+describe("hosted pages on narrow phones and against stacked marks (a browser audit)", () => {
+  /** The page of `link` at `width`: its horizontal scroll width, and the page to look into (close it). */
+  const open = async (link: string, width: number) => {
+    const page = await browser.newPage({ viewport: { width, height: 700 } })
+    expect((await page.goto(`${origin}${new URL(link).pathname}`))?.status()).toBe(200)
+    const scrollWidth = await page.evaluate(
+      () =>
+        (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement
+          .scrollWidth
+    )
+    return { page, scrollWidth }
+  }
+  it(
+    "keeps every line total whole and in view down to 320 px, and never splits the amount asked inside its number",
+    async () => {
+      const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Shop" })
+      const invoices = [
+        // the audit's cases: a 999,945,000.00 total cut to "999,945,00" at 320 px; a 360 px page scrolled sideways
+        {
+          totals: ["999,945,000.00", "10,000.00"],
+          line_items: [
+            { item: "Hand-woven basket, large", quantity: 1.2345, unit_price: 810000000 },
+            { item: "y", quantity: 999999.9999, unit_price: 0.01 }
+          ]
+        },
+        { totals: ["987,654,240.00"], line_items: [{ item: "Cement bags", quantity: 1234.5678, unit_price: 800000 }] }
+      ]
+      for (const { totals, line_items } of invoices) {
+        const invoice = await post("/v1/invoices", biz.secret_key_test, { data: { customer: "c", line_items } })
+        for (const width of [320, 360, 390, 1000]) {
+          const { page, scrollWidth } = await open(invoice.payment_link as string, width)
+          expect(scrollWidth, `${width}px`).toBeLessThanOrEqual(width)
+          for (const total of totals) {
+            const cell = page.locator("td.n", { hasText: total }).last()
+            expect(await cell.textContent(), `${width}px`).toBe(total)
+            const box = await cell.boundingBox()
+            expect(box, `${width}px ${total}`).not.toBeNull()
+            expect((box?.x ?? 0) + (box?.width ?? 0), `${width}px ${total}`).toBeLessThanOrEqual(width)
+          }
+          await page.close()
+        }
+      }
+      const intent = await post("/v1/payments", biz.secret_key_test, {
+        data: { amount: 1000000000, transaction_fee_type: "customer" }
+      })
+      for (const width of [320, 360]) {
+        const { page, scrollWidth } = await open(intent.payment_link as string, width)
+        expect(scrollWidth, `${width}px`).toBeLessThanOrEqual(width)
+        // the number is on one line: its box is one line high
+        const num = page.locator("[data-testid=amount] .num")
+        expect(await num.textContent()).toBe("1,015,000,000.00")
+        const rects = await num.evaluate(
+          (el) => (el as unknown as { getClientRects: () => ArrayLike<unknown> }).getClientRects().length
+        )
+        expect(rects, `${width}px`).toBe(1)
+        const box = await num.boundingBox()
+        expect((box?.x ?? 0) + (box?.width ?? 0), `${width}px`).toBeLessThanOrEqual(width)
+        await page.close()
+      }
+    },
+    browserTest
+  )
+  it(
+    "draws nothing of a title's stacked combining marks over the line that names the merchant",
+    async () => {
+      const biz = await post("/v1/test_helpers/businesses", undefined, { name: "Kairaba Coffee" })
+      const marks = Array.from({ length: 26 }, (_, i) => String.fromCodePoint(0x300 + i)).join("")
+      const plain = await post("/v1/payment-links", biz.secret_key_test, { data: { amount: 10, title: "Pay" } })
+      const stacked = await post("/v1/payment-links", biz.secret_key_test, {
+        data: { amount: 10, title: `Pay${marks.repeat(9)}` }
+      })
+      const shot = async (link: string) => {
+        const { page } = await open(link, 375)
+        const image = await page.getByTestId("by").screenshot()
+        await page.close()
+        return image
+      }
+      // the merchant's line looks exactly as it does under a plain title
+      expect(Buffer.compare(await shot(stacked.url as string), await shot(plain.url as string))).toBe(0)
     },
     browserTest
   )
@@ -346,13 +431,16 @@ describe("the docs page's layout, labels, prefilled bodies and fallback", () => 
     async () => {
       const context = await browser.newContext({ javaScriptEnabled: false })
       const page = await context.newPage()
-      await page.goto(`${origin}/docs`)
-      const note = page.getByTestId("noscript")
-      expect(await note.isVisible()).toBe(true)
-      expect(await page.getByTestId("ops").textContent()).not.toContain("Loading")
-      const href = await note.locator("a").evaluate((a) => (a as unknown as { href: string }).href)
-      expect(href).toBe(`${origin}/v1/openapi.json`)
-      expect((await api.fetch(new Request(href))).status).toBe(200)
+      // from both addresses of the page (from /docs/ a link relative to the page would be /docs/v1/openapi.json)
+      for (const path of ["/docs", "/docs/"]) {
+        await page.goto(`${origin}${path}`)
+        const note = page.getByTestId("noscript")
+        expect(await note.isVisible()).toBe(true)
+        expect(await page.getByTestId("ops").textContent()).not.toContain("Loading")
+        const href = await note.locator("a").evaluate((a) => (a as unknown as { href: string }).href)
+        expect(href, path).toBe(`${origin}/v1/openapi.json`)
+        expect((await api.fetch(new Request(href))).status).toBe(200)
+      }
       await context.close()
     },
     browserTest

@@ -140,6 +140,75 @@ describe("hosted pages behind the links the API hands out", () => {
     expect(expired).not.toContain("Pay before")
   })
 
+  it("tell a payer what is left to pay or was paid beyond it, reload while a payment is awaited, and lead back to the business", async () => {
+    s = setup()
+    const { secret_key_live: live, secret_key_test: test } = await s.business({ name: "Kairaba Coffee" })
+    const pay = (id: string, amount: number) =>
+      s?.call("POST", `/v1/test_helpers/minting/intents/${id}/pay`, {
+        key: live,
+        body: { amount, currency: "USDT", network: "TRC20" }
+      })
+    const request = await s.call("POST", "/v1/minting/intents", { key: live, body: { amount: 20 } })
+    const page = async (link: string) => (await (s as NonNullable<typeof s>).call("GET", pathOf(link))).text
+    const fresh = await page(request.body.link)
+    expect(fresh).not.toContain("Left to pay")
+    expect(fresh).toContain('<meta http-equiv="refresh" content="15">')
+    await pay(request.body.id, 7.123456)
+    const partly = await page(request.body.link)
+    expect(partly).toContain("<dt>Left to pay</dt><dd><bdi>12.876544 USD</bdi></dd>")
+    expect(partly).toContain('http-equiv="refresh"')
+    expect(partly).toContain(
+      "<title>Stablecoin payment to Kairaba Coffee: Pay with USDT or USDC, 20.00 USD (Partially paid)</title>"
+    )
+    await pay(request.body.id, 14)
+    const over = await page(request.body.link)
+    expect(over).toContain("<dt>Paid more than asked</dt><dd><bdi>1.123456 USD</bdi></dd>")
+    expect(over).not.toContain("Left to pay")
+    expect(over).not.toContain('http-equiv="refresh"')
+    // expired after a part was paid: the page says where that money is
+    const lapsing = await s.call("POST", "/v1/minting/intents", {
+      key: live,
+      body: { amount: 10, expires_at: new Date(Date.now() + 60_000).toISOString() }
+    })
+    await pay(lapsing.body.id, 2.5)
+    await s.call("POST", "/v1/test_helpers/clock/advance", { key: live, body: { seconds: 120 } })
+    const lapsed = await page(lapsing.body.link)
+    expect(lapsed).toContain(
+      "<dt>What you paid</dt><dd><bdi>Received by Kairaba Coffee: contact them about it</bdi></dd>"
+    )
+    expect(lapsed).not.toContain("Left to pay")
+
+    // a payment intent leads back to the business: cancel_url while open and once it did not succeed, return_url once paid
+    const intent = async () =>
+      (
+        await (s as NonNullable<typeof s>).call("POST", "/v1/payments", {
+          key: test,
+          body: {
+            data: { amount: 100, return_url: "https://shop.example/ok?o=1&x=2", cancel_url: "https://shop.example/no" }
+          }
+        })
+      ).body
+    const open = await intent()
+    const awaiting = await page(open.payment_link)
+    expect(awaiting).toContain('<a href="https://shop.example/no" rel="noreferrer"><bdi>Leave without paying</bdi></a>')
+    expect(awaiting).toContain('http-equiv="refresh"')
+    await s.call("POST", `/v1/test_helpers/payments/${open.payment_intent_id}/succeed`, { key: test })
+    const paid = await page(open.payment_link)
+    expect(paid).toContain(
+      '<a href="https://shop.example/ok?o=1&amp;x=2" rel="noreferrer"><bdi>Back to Kairaba Coffee</bdi></a>'
+    )
+    expect(paid).not.toContain("shop.example/no")
+    expect(paid).not.toContain('http-equiv="refresh"')
+    const failing = await intent()
+    await s.call("POST", `/v1/test_helpers/payments/${failing.payment_intent_id}/fail`, { key: test })
+    const failed = await page(failing.payment_link)
+    expect(failed).toContain('<a href="https://shop.example/no" rel="noreferrer"><bdi>Back to Kairaba Coffee</bdi></a>')
+    expect(failed).not.toContain("shop.example/ok")
+    // without the URLs, no links
+    const plain = await s.call("POST", "/v1/payments", { key: test, body: { data: { amount: 100 } } })
+    expect(await page(plain.body.payment_link)).not.toContain('data-testid="links"')
+  })
+
   it("an invoice's page: its number in the heading, amounts grouped; once paid, says so with the day, no due date", async () => {
     s = setup()
     const { secret_key_test: test } = await s.business()
@@ -165,6 +234,21 @@ describe("hosted pages behind the links the API hands out", () => {
     expect(paid).toMatch(/<dt>Paid on<\/dt><dd><bdi>\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC<\/bdi><\/dd>/)
     expect(paid).toContain("<dt>Invoice number</dt><dd><bdi>1</bdi></dd>")
     expect(paid).not.toContain("<dt>Due</dt>")
+  })
+
+  it("open from a link a mail or chat app changed: a slash added at the end, the id in capitals", async () => {
+    s = setup()
+    const { secret_key_test: test } = await s.business()
+    const link = await s.call("POST", "/v1/payment-links", { key: test, body: { data: { amount: 7, title: "Tea" } } })
+    const path = pathOf(link.body.url)
+    const id: string = link.body.id
+    for (const changed of [`${path}/`, path.replace(id, id.toUpperCase()), `${path.replace(id, id.toUpperCase())}/`]) {
+      const page = await s.call("GET", changed)
+      expect(page.status, changed).toBe(200)
+      expect(page.text, changed).toContain('<h1 data-testid="heading"><bdi>Tea</bdi></h1>')
+    }
+    // anything else after the id is still no page
+    expectError(await s.call("GET", `${path}/x`), 404, "not_found")
   })
 
   it("answer 404 not_found for a draft, an unknown id, or an id under another kind's path", async () => {

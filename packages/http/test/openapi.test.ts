@@ -277,6 +277,30 @@ describe("GET /v1/openapi.json", () => {
     expect(invoice({ data: { ...person, callback_url: "ftp://example.com/i" } })).toBe(false)
   })
 
+  it("gives the USD maximum of every fiat amount, which its schema's maximum (GMD's) cannot", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const { secret_key_test } = await s.business()
+    const data = (operationId: string) =>
+      operationOf(doc, operationId).requestBody.content["application/json"].schema.properties.data.properties
+    const described = (field: Doc) => JSON.stringify(field)
+    for (const operationId of ["createPaymentIntent", "createPaymentLink", "createInvoice"]) {
+      expect(described(data(operationId).amount), operationId).toContain("at most 1000000000 in GMD, 10000000 in USD")
+    }
+    expect(described(data("createInvoice").line_items)).toContain("10000000 in USD")
+    // and the API holds to it
+    const over = await s.call("POST", "/v1/payment-links", {
+      key: secret_key_test,
+      body: { data: { amount: 10000000.01, currency: "USD" } }
+    })
+    expect(over.status).toBe(400)
+    const at = await s.call("POST", "/v1/payment-links", {
+      key: secret_key_test,
+      body: { data: { amount: 10000000, currency: "USD" } }
+    })
+    expect(at.status).toBe(201)
+  })
+
   it("says what null means on each optional field, and that it keeps amount, line_items and currency on an update", async () => {
     s = setup()
     const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body

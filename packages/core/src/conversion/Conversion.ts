@@ -262,8 +262,11 @@ export const checkQuote = (
     const limit = quote.base_usd * config.markup_percent_max.units
     const share = quote.markup_share_usd * 100n * 10n ** BigInt(config.markup_percent_max.scale)
     if (share > limit) {
+      // the exact maximum (base_usd × percent / 100, not rounded): a 9.99% markup rounded half-up to the cent
+      // can be above a 10% share, and the message says why
+      const most = Decimal.normalize({ units: limit, scale: 4 + config.markup_percent_max.scale })
       return Errors.validation(
-        `markup_config exceeds the maximum of ${Decimal.format(config.markup_percent_max)}% of the converted amount.`,
+        `markup_config gives a markup of ${format(quote.markup_share_usd, USD)} USD (to the cent, half-up), above the maximum of ${Decimal.format(config.markup_percent_max)}% of the converted amount of ${format(quote.base_usd, USD)} USD: ${Decimal.format(most)} USD.`,
         "markup_config"
       )
     }

@@ -64,6 +64,8 @@ const usdOver = (minor: bigint | undefined): boolean => minor !== undefined && m
 /** A bound for messages, without trailing zeros: `1000000000n` cents -> `"10000000"`. */
 const amountText = (minor: bigint): string => Decimal.format(Decimal.normalize({ units: minor, scale: 2 }))
 const usdMaxMessage = `must be at most ${amountText(L.usd_amount_max)} for USD`
+/** The per-currency maximum, for descriptions (the schema's `maximum` is GMD's: the currency is another field). */
+const perCurrencyMax = `at most ${amountText(L.gmd_amount_max)} in GMD, ${amountText(L.usd_amount_max)} in USD`
 
 // ---------------------------------------------------------------- POST /v1/payments
 
@@ -76,7 +78,7 @@ const ACCOUNT_NUMBER = /^\d{7}$/
 
 /** Body `data` of POST /v1/payments. */
 export const CreatePaymentIntent = Schema.Struct({
-  amount: FiatAmount("Amount to collect"),
+  amount: FiatAmount(`Amount to collect: ${perCurrencyMax}`),
   currency: withDefault(FiatCurrency, "GMD"),
   return_url: optional(AnyUrl("Where the payer is sent after paying")),
   cancel_url: optional(AnyUrl("Where the payer is sent after cancelling")),
@@ -217,7 +219,7 @@ export type CreatePaymentRequest = typeof CreatePaymentRequestBody.Type
 /** Body `data` of POST /v1/payment-links. `amount` is required; `currency` defaults to GMD. */
 export const CreatePaymentLink = Schema.Struct({
   title: optional(Name("Shown on the payment page")),
-  amount: FiatAmount("Amount to collect"),
+  amount: FiatAmount(`Amount to collect: ${perCurrencyMax}`),
   currency: withDefault(FiatCurrency, "GMD"),
   description: optional(
     Text({ max: L.description_length_max, multiline: true, description: "Shown on the payment page" })
@@ -242,13 +244,13 @@ export const LineItem = Schema.Struct({
     max: L.quantity_max,
     description: "Quantity, positive"
   }),
-  unit_price: FiatAmount("Price of one unit")
+  unit_price: FiatAmount(`Price of one unit: ${perCurrencyMax}; the line totals add up to at most as much`)
 })
 export type LineItem = typeof LineItem.Type
 
 /** `discount`: a fixed amount (minor units) or a percentage in (0, 100]. */
 export const Discount = Schema.Union([
-  Schema.Struct({ type: Schema.Literal("fixed"), amount: FiatAmount("Fixed discount") }),
+  Schema.Struct({ type: Schema.Literal("fixed"), amount: FiatAmount(`Fixed discount: ${perCurrencyMax}`) }),
   Schema.Struct({
     type: Schema.Literal("percentage"),
     amount: DecimalNumber(L.percent_places_max, {
@@ -294,7 +296,7 @@ const keptOnUpdate = "null or absent leaves it as it is"
 const invoiceAmountFields = (nullMeans?: string) => ({
   amount: optional(
     FiatAmountOrZero(
-      "Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount), greater than 0; ignored with line items"
+      `Without line items: the amount before any discount (the invoice's sub_total; its amount is this less the discount), greater than 0, ${perCurrencyMax}; ignored with line items`
     ),
     nullMeans
   ),

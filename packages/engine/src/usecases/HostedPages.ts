@@ -36,7 +36,23 @@ export interface HostedPage {
     readonly unit_price: string
     readonly total_price: string
   }>
+  /**
+   * Where the payer may go from here: a payment intent's `return_url` once
+   * paid, its `cancel_url` once cancelled, failed or expired, or to leave it
+   * unpaid (as the business gave them: http(s), or any scheme but the active
+   * ones with `skip_url_validation`).
+   */
+  readonly links: ReadonlyArray<{ readonly label: string; readonly href: string }>
+  /**
+   * Seconds after which the page reloads itself (it has no script): while a
+   * payment is awaited, so a payer sees it arrive; null on a page that will
+   * not change by itself.
+   */
+  readonly refresh_seconds: number | null
 }
+
+/** How often a page awaiting a payment reloads itself. */
+export const refresh_seconds = 15
 
 /** The objects with a hosted page. */
 export type HostedKind = Extract<Kind, "payment_request" | "payment_intent" | "payment_link" | "invoice">
@@ -89,9 +105,17 @@ const statusText = (status: string): string => statusTexts[status] ?? status
 
 const notFound = new DomainError({ code: "not_found", message: "No such payment page." })
 
+/** Micro-units (6 places, a chain amount) in `cents` (2 places). */
+const micros_per_cent = 10_000n
+
 const requestPage = (doc: Doc<StoredPaymentRequest>, t: number, merchant: string): HostedPage => {
   const r = PaymentRequest.asOf(doc.data.request, t)
   const open = r.status === "pending" || r.status === "partially_paid"
+  // what the payer still has to send (to the 6 places a coin has), or what was sent beyond the amount asked
+  const asked = r.usd_amount * micros_per_cent
+  const left =
+    open && r.amount > 0n && r.amount < asked ? [["Left to pay", `${chain(asked - r.amount)} USD`] as const] : []
+  const extra = r.amount > asked ? [["Paid more than asked", `${chain(r.amount - asked)} USD`] as const] : []
   return {
     kind: "payment_request",
     id: r.id,
@@ -103,11 +127,23 @@ const requestPage = (doc: Doc<StoredPaymentRequest>, t: number, merchant: string
     amount: { value: fiat(r.usd_amount), currency: "USD" },
     facts: [
       ["Paid so far", `${chain(r.amount)} USD`],
-      ...(r.expires_at === null || !open ? [] : [["Pay before", at(r.expires_at)] as const])
+      ...left,
+      ...extra,
+      ...(r.expires_at === null || !open ? [] : [["Pay before", at(r.expires_at)] as const]),
+      ...(r.status === "expired" && r.amount > 0n
+        ? [
+            [
+              "What you paid",
+              `Received by ${merchant === "" ? "the business" : merchant}: contact them about it`
+            ] as const
+          ]
+        : [])
     ],
     // where to send: only while the request takes payments
     addresses: open ? doc.data.addresses.map((a) => ({ network: a.network, coin: a.coin, address: a.address })) : [],
-    items: []
+    items: [],
+    links: [],
+    refresh_seconds: open ? refresh_seconds : null
   }
 }
 
@@ -141,8 +177,19 @@ const intentPage = (doc: Doc<PaymentIntent.PaymentIntent>, t: number, merchant: 
       ...(final ? [] : [["Pay before", at(p.expires_at)] as const])
     ],
     addresses: [],
-    items: []
+    items: [],
+    links: intentLinks(p, merchant),
+    // processing included: the outcome is on its way
+    refresh_seconds: final ? null : refresh_seconds
   }
+}
+
+/** Back to the business: `return_url` once paid, `cancel_url` otherwise (also to leave an open payment). */
+const intentLinks = (p: PaymentIntent.PaymentIntent, merchant: string): HostedPage["links"] => {
+  const to = merchant === "" ? "the business" : merchant
+  if (p.status === "successful") return p.return_url === null ? [] : [{ label: `Back to ${to}`, href: p.return_url }]
+  if (p.cancel_url === null || p.status === "processing") return []
+  return [{ label: PaymentIntent.isTerminal(p.status) ? `Back to ${to}` : `Leave without paying`, href: p.cancel_url }]
 }
 
 const linkPage = (doc: Doc<PaymentLink.PaymentLink>, merchant: string): HostedPage => {
@@ -158,7 +205,9 @@ const linkPage = (doc: Doc<PaymentLink.PaymentLink>, merchant: string): HostedPa
     amount: { value: fiat(l.amount), currency: l.currency },
     facts: l.description === null ? [] : [["Description", l.description]],
     addresses: [],
-    items: []
+    items: [],
+    links: [],
+    refresh_seconds: null
   }
 }
 
@@ -196,7 +245,9 @@ const invoicePage = (doc: Doc<Invoice.Invoice>, t: number): HostedPage => {
       quantity: grouped(Decimal.format(li.quantity)),
       unit_price: fiat(li.unit_price),
       total_price: fiat(li.total_price)
-    }))
+    })),
+    links: [],
+    refresh_seconds: null
   }
 }
 
