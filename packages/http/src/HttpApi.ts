@@ -27,7 +27,7 @@ import { getPath, tryDecodeURIComponent } from "hono/utils/url"
 import { type CappedRead, isDomainError, jsonText, readCapped } from "./body.ts"
 import { docsHeaders, docsHtml, docsHtmlInFolder } from "./docs.ts"
 import { IdempotencyKey, NoEffect } from "./headers.ts"
-import { hostedHeaders, hostedHtml, hostedNotFoundHtml, hostedRoutes, prefersHtml } from "./hosted.ts"
+import { hostedBusyHtml, hostedHeaders, hostedHtml, hostedNotFoundHtml, hostedRoutes, prefersHtml } from "./hosted.ts"
 import * as AddressGuard from "./notifier/AddressGuard.ts"
 import { openApiDocument } from "./openapi.ts"
 import { layerMemory, type RateDecision, RateLimiter } from "./RateLimiter.ts"
@@ -755,6 +755,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   // ---------------------------------------------------------------- the router (Hono's, fed from the route table)
   type Served = { readonly route: Route } | { readonly docs: string } | { readonly page: HostedPages.HostedKind }
   const router = new SmartRouter<Served>({ routers: [new RegExpRouter(), new TrieRouter()] })
+  const isPage = (found: Served | undefined): boolean => found !== undefined && "page" in found
   for (const r of served) router.add(r.method, r.path.replace(/\{([^}]+)\}/g, ":$1"), { route: r })
   // the page is read at /docs and at /docs/ (its script finds the API from either)
   const docsPaths = ["/docs", "/docs/"]
@@ -881,13 +882,24 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
         decision = exit.value.decision
       }
       if (decision !== undefined && !decision.allowed) {
-        response = errorResponse(
-          new DomainError({
-            code: "rate_limit_exceeded",
-            message: `Too many requests; retry after ${decision.retry_after_seconds} s.`
-          }),
-          { "retry-after": String(decision.retry_after_seconds) }
-        )
+        const retry = { "retry-after": String(decision.retry_after_seconds) }
+        // a person opening a hosted page gets a page that reloads itself when it may, not JSON
+        response =
+          (req.method === "GET" || req.method === "HEAD") &&
+          prefersHtml(req.header("accept")) &&
+          isPage(match("GET", req.href).found)
+            ? {
+                status: 429,
+                headers: { ...hostedHeaders, ...retry },
+                body: hostedBusyHtml(decision.retry_after_seconds)
+              }
+            : errorResponse(
+                new DomainError({
+                  code: "rate_limit_exceeded",
+                  message: `Too many requests; retry after ${decision.retry_after_seconds} s.`
+                }),
+                retry
+              )
       } else {
         // HEAD is answered as GET without the body (as Hono does)
         const matched = match(req.method === "HEAD" ? "GET" : req.method, req.href)

@@ -162,3 +162,23 @@ export const hostedNotFoundHtml = `<!doctype html>
 </body>
 </html>
 `
+
+/** The page a browser gets for a hosted page while its address is over the rate limit (429): it reloads when it may. */
+export const hostedBusyHtml = (retry_after_seconds: number): string => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<meta http-equiv="refresh" content="${Math.max(1, Math.ceil(retry_after_seconds))}">
+<title>Too many requests</title>
+<style>${style}</style>
+</head>
+<body>
+<main>
+<h1 data-testid="heading">Too many requests</h1>
+<p>This page will open again by itself in ${Math.max(1, Math.ceil(retry_after_seconds))} s.</p>
+</main>
+</body>
+</html>
+`

@@ -251,6 +251,24 @@ describe("hosted pages behind the links the API hands out", () => {
     expectError(await s.call("GET", `${path}/x`), 404, "not_found")
   })
 
+  it("answer a person over the rate limit with a page that reloads itself, an API client with the error object", async () => {
+    s = setup({ rateLimit: { rps: 0.5, burst: 2 } })
+    const { secret_key_test: test } = await s.business() // the address's first request
+    const link = await s.call("POST", "/v1/payment-links", { key: test, body: { data: { amount: 7 } } })
+    const html = { accept: "text/html,application/xhtml+xml,*/*;q=0.8" }
+    expect((await s.call("GET", pathOf(link.body.url), { headers: html })).status).toBe(200)
+    const busy = await s.call("GET", pathOf(link.body.url), { headers: html })
+    expect(busy.status).toBe(429)
+    expect(busy.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    expect(busy.headers.get("retry-after")).toBe("2")
+    expect(busy.headers.get("content-security-policy")).toContain("default-src 'none'")
+    expect(busy.text).toContain('<meta http-equiv="refresh" content="2">')
+    expect(busy.text).toContain("Too many requests")
+    expectError(await s.call("GET", pathOf(link.body.url)), 429, "rate_limit_exceeded")
+    // not a page: the error object, whatever the Accept header says
+    expectError(await s.call("GET", "/v1/openapi.json", { headers: html }), 429, "rate_limit_exceeded")
+  })
+
   it("answer 404 not_found for a draft, an unknown id, or an id under another kind's path", async () => {
     s = setup()
     const { secret_key_test: test } = await s.business()
