@@ -154,19 +154,47 @@ export const layerShared = <E, R>(
 ): Layer.Layer<RateLimiter, E, Exclude<R, Scope.Scope>> => {
   checkOptions(options)
   const { rps, burst } = options
+  const now = options.now ?? (() => performance.now())
+  const refused_max = options.buckets_max ?? 10_000
   return Layer.effect(
     RateLimiter,
     Effect.map(buckets, (shared) => {
       const local = makeTokenBucket(options)
+      /**
+       * Keys the shared buckets refused, until the time they said a token comes back: refused here without
+       * asking again. No token of that bucket exists anywhere before then, so nothing is refused that
+       * would be allowed, and a client hammering past its limit costs the database one statement per
+       * refusal period instead of one per request (a flood on one key would otherwise hold the pool that
+       * every other key waits for).
+       */
+      const refused = new Map<string, number>()
+      const remember = (key: string, tokens: number, t: number) => {
+        if (refused.size >= refused_max) for (const [k, until] of refused) if (until <= t) refused.delete(k)
+        // when the bucket holds one token again (exactly, not Retry-After's whole seconds)
+        if (refused.size < refused_max) refused.set(key, t + ((1 - tokens) / rps) * 1000)
+      }
       return RateLimiter.of({
-        take: (key) =>
-          Effect.tryPromise(() => shared.spend(key, rps, burst)).pipe(
-            Effect.map(({ tokens, allowed }) => decisionOf(tokens, allowed, rps, burst)),
+        take: (key) => {
+          const t = now()
+          const until = refused.get(key)
+          if (until !== undefined) {
+            if (t < until) {
+              const wait = (until - t) / 1000
+              return Effect.succeed(decisionOf(Math.max(0, 1 - wait * rps), false, rps, burst))
+            }
+            refused.delete(key)
+          }
+          return Effect.tryPromise(() => shared.spend(key, rps, burst)).pipe(
+            Effect.map(({ tokens, allowed }) => {
+              if (!allowed) remember(key, tokens, t)
+              return decisionOf(tokens, allowed, rps, burst)
+            }),
             Effect.catch((e) => {
               options.onUnavailable?.(e.cause)
               return local.take(key)
             })
           )
+        }
       })
     })
   )

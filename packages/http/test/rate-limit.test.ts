@@ -1,5 +1,5 @@
 import { RateLimiter } from "@xaalis/http"
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { expectError, type Setup, setup } from "./helpers.ts"
 
@@ -126,5 +126,53 @@ describe("token bucket", () => {
     expect(Effect.runSync(bucket.take("d")).allowed).toBe(false)
     // "a" was swept as full: it starts with a full bucket, exactly as if it had been kept
     expect(Effect.runSync(bucket.take("a")).allowed).toBe(true)
+  })
+})
+
+describe("shared limiter (layerShared)", () => {
+  /** Shared buckets in a Map (a stand-in for the database), counting the statements they would run. */
+  const sharedOn = (clock: { ms: number }) => {
+    const rows = new Map<string, { tokens: number; at: number }>()
+    let spends = 0
+    const buckets: RateLimiter.SharedBuckets = {
+      spend: async (key, rps, burst) => {
+        spends++
+        const row = rows.get(key) ?? { tokens: burst, at: clock.ms }
+        const tokens = Math.min(burst, row.tokens + ((clock.ms - row.at) / 1000) * rps)
+        const allowed = tokens >= 1
+        rows.set(key, { tokens: allowed ? tokens - 1 : tokens, at: clock.ms })
+        return { tokens: allowed ? tokens - 1 : tokens, allowed }
+      }
+    }
+    return { buckets, spends: () => spends }
+  }
+  const takeOf = (layer: Layer.Layer<RateLimiter.RateLimiter>) => {
+    const limiter = Effect.runSync(Effect.provide(RateLimiter.RateLimiter.use(Effect.succeed), layer))
+    return (key: string) => Effect.runPromise(limiter.take(key))
+  }
+
+  it("answers a key it was refused for without asking again until a token comes back, then asks", async () => {
+    const clock = { ms: 1_000_000 }
+    const shared = sharedOn(clock)
+    const take = takeOf(
+      RateLimiter.layerShared({ rps: 2, burst: 2, now: () => clock.ms }, Effect.succeed(shared.buckets))
+    )
+    expect([(await take("k")).allowed, (await take("k")).allowed]).toStrictEqual([true, true])
+    const refused = await take("k")
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, retry_after_seconds: 1 })
+    expect(shared.spends()).toBe(3)
+    // a flood within the next half second (one token takes 0.5 s at 2/s) costs the shared buckets nothing
+    for (let i = 0; i < 50; i++) {
+      clock.ms += 9
+      expect((await take("k")).allowed).toBe(false)
+    }
+    expect(shared.spends()).toBe(3)
+    // another key is asked as usual
+    expect((await take("other")).allowed).toBe(true)
+    expect(shared.spends()).toBe(4)
+    // once the token is back, the shared buckets are asked again and allow it: nothing allowed was refused
+    clock.ms = 1_000_000 + 500
+    expect((await take("k")).allowed).toBe(true)
+    expect(shared.spends()).toBe(5)
   })
 })

@@ -98,7 +98,9 @@ CREATE UNLOGGED TABLE IF NOT EXISTS rate_buckets (
   key     text PRIMARY KEY,
   tokens  double precision NOT NULL,
   at      timestamptz NOT NULL,
-  allowed boolean NOT NULL
+  allowed boolean NOT NULL,
+  rps     double precision NOT NULL,
+  burst   double precision NOT NULL
 );
 `
   }

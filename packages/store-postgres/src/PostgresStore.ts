@@ -124,6 +124,12 @@ export interface PoolOptions extends PostgresStoreOptions {
   readonly connectTimeoutMs?: number | undefined
   /** PostgreSQL's `statement_timeout` for the pool's sessions, in ms (default: the server's). */
   readonly statementTimeoutMs?: number | undefined
+  /**
+   * The client's own limit on a query, in ms (node-postgres `query_timeout`;
+   * default none): a database that stops answering at all (a partition, a
+   * hung host: no reset, so `statement_timeout` never fires) fails the query.
+   */
+  readonly queryTimeoutMs?: number | undefined
 }
 
 // ---------------------------------------------------------------------------
@@ -392,9 +398,27 @@ export const openMigratedPool = Effect.fnUntraced(function* (options: PoolOption
   // an idle pooled connection that dies (server restart) must not crash the process; the pool drops it
   pool.on("error", () => undefined)
 
+  // the migration waits as long as the Store's would (an advisory lock another process holds, a slow
+  // start), whatever timeouts the pool's requests have: on a pool of its own then, closed after it
+  const timed =
+    options.connectTimeoutMs !== undefined ||
+    options.statementTimeoutMs !== undefined ||
+    options.queryTimeoutMs !== undefined
+  const migrating = timed
+    ? new Pool(
+        poolConfig({
+          ...options,
+          poolMax: 1,
+          connectTimeoutMs: undefined,
+          statementTimeoutMs: undefined,
+          queryTimeoutMs: undefined
+        })
+      )
+    : pool
+  migrating.on("error", () => undefined)
   yield* Effect.tryPromise({
     try: async () => {
-      const client = await pool.connect()
+      const client = await migrating.connect()
       let broken = false
       const onError = () => {
         broken = true
@@ -408,6 +432,7 @@ export const openMigratedPool = Effect.fnUntraced(function* (options: PoolOption
       } finally {
         client.off("error", onError)
         client.release(broken)
+        if (migrating !== pool) await migrating.end().catch(() => undefined)
       }
     },
     catch: (e) =>
@@ -958,6 +983,7 @@ const poolConfig = (options: PoolOptions): PoolConfig => {
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    ...(options.queryTimeoutMs === undefined ? {} : { query_timeout: options.queryTimeoutMs }),
     idleTimeoutMillis: 30_000,
     application_name: "xaalis",
     // a process that stops (SIGSTOP, a debugger, a hung event loop) in the middle of a unit must not hold

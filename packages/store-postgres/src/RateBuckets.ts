@@ -15,9 +15,9 @@
  * database's clock (`statement_timestamp()`, one clock for every process), and
  * a token is taken when there is one. The table (`rate_buckets`, migration 3)
  * is UNLOGGED: no WAL for a row written on every request; after a crash it
- * comes back empty, which is every bucket full. Buckets full again are swept
- * once a minute. Token counts are binary floating point: they count requests,
- * never money.
+ * comes back empty, which is every bucket full. Buckets full again (each by
+ * the rate it was last spent at) are swept once a minute. Token counts are
+ * binary floating point: they count requests, never money.
  */
 
 import { Effect } from "effect"
@@ -41,20 +41,26 @@ export interface RateBucketsOptions extends Pick<PostgresStoreOptions, "connecti
 const refilled =
   "LEAST($3::float8, b.tokens + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - b.at)) * $2::float8)"
 
-/** Spends one token of bucket `$1` (`$2` tokens per second, `$3` at most); a new bucket starts full. */
+/**
+ * Spends one token of bucket `$1` (`$2` tokens per second, `$3` at most); a new bucket starts full. The
+ * row keeps the rate it was spent at, which the sweep measures it by. `at` never moves back: a statement
+ * that started before another's but took the row lock after it must not count that time twice.
+ */
 const SPEND = `
-INSERT INTO rate_buckets AS b (key, tokens, at, allowed)
-VALUES ($1, $3::float8 - 1, statement_timestamp(), true)
+INSERT INTO rate_buckets AS b (key, tokens, at, allowed, rps, burst)
+VALUES ($1, $3::float8 - 1, statement_timestamp(), true, $2::float8, $3::float8)
 ON CONFLICT (key) DO UPDATE SET
   tokens  = CASE WHEN ${refilled} >= 1 THEN ${refilled} - 1 ELSE ${refilled} END,
   allowed = ${refilled} >= 1,
-  at      = statement_timestamp()
+  at      = GREATEST(b.at, statement_timestamp()),
+  rps     = $2::float8,
+  burst   = $3::float8
 RETURNING tokens, allowed`
 
-/** Deletes the buckets that are full again (a missing bucket is full). */
+/** Deletes the buckets that are full again, each by its own rate (a missing bucket is full). */
 const SWEEP = `
 DELETE FROM rate_buckets AS b
- WHERE ${refilled.replaceAll("$2", "$1").replaceAll("$3", "$2")} >= $2::float8`
+ WHERE b.tokens + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - b.at)) * b.rps >= b.burst`
 
 /**
  * The shared buckets over a pool of their own (scoped: the pool and the sweep
@@ -67,18 +73,17 @@ export const make = Effect.fnUntraced(function* (options: RateBucketsOptions) {
     schema: options.schema,
     poolMax: options.poolMax ?? 4,
     connectTimeoutMs: timeout,
-    statementTimeoutMs: timeout
+    // statement_timeout for a database that is slow; query_timeout for one that stopped answering at all
+    statementTimeoutMs: timeout,
+    queryTimeoutMs: timeout
   })
-  /** The rate and burst of the last spend: what the sweep measures fullness by. */
-  let last: { rps: number; burst: number } | undefined
   const sweep = setInterval(() => {
-    if (last !== undefined) pool.query(SWEEP, [last.rps, last.burst]).catch(() => undefined)
+    pool.query(SWEEP).catch(() => undefined)
   }, options.sweepEveryMs ?? 60_000)
   sweep.unref()
   yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(sweep)))
   return {
     spend: async (key: string, rps: number, burst: number) => {
-      last = { rps, burst }
       const { rows } = await pool.query<{ tokens: number; allowed: boolean }>(SPEND, [key, rps, burst])
       const row = rows[0]
       if (row === undefined) throw new Error("rate_buckets: the upsert returned no row")
