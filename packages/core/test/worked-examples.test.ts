@@ -114,7 +114,7 @@ describe("conversion creation rules", () => {
     )
     expect(over.param).toBe("markup_config")
     expect(over.message).toBe(
-      "markup_config gives a markup of 7.15 USD (to the cent, half-up), above the maximum of 10% of the converted amount of 71.43 USD: 7.143 USD."
+      "markup_config gives a markup of 7.15 USD, above the maximum of 10% of the converted amount of 71.43 USD: 7.143 USD."
     )
     // 9.99 % of 28.58 is 2.855142, 2.86 to the cent: above 2.858, and the message says by how much
     const rounded = mustFail(

@@ -277,6 +277,114 @@ describe("GET /v1/openapi.json", () => {
     expect(invoice({ data: { ...person, callback_url: "ftp://example.com/i" } })).toBe(false)
   })
 
+  it("accepts exactly the bodies the API accepts: text rules, URLs, wallets, USD maximums, invoice requirements (a review's cases)", async () => {
+    s = setup()
+    const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body
+    const { secret_key_test: test, secret_key_live: live } = await s.business()
+    const texts = [
+      "Tea",
+      "Café au lait ☕",
+      "a\nb",
+      "a\tb",
+      "a\u202eb",
+      "a\u200fb",
+      "a\u0085b",
+      "   ",
+      "\u200b",
+      "",
+      "x".repeat(300)
+    ]
+    const urls = [
+      "https://example.com/hook",
+      "https://exämple.com/",
+      "https://example.com/é",
+      "https://example.com/<x>",
+      'https://example.com/a"b',
+      "https://example.com/%zz",
+      "https://example.com#frag#frag",
+      "https://[::1",
+      "https://example.com/\u200b",
+      "https://example.com/a b",
+      "mailto:a@example.com",
+      "ftp://example.com/",
+      "//example.com/x",
+      "/relative"
+    ]
+    type Case = { readonly operationId: string; readonly path: string; readonly key: string; readonly body: object }
+    const cases: Array<Case> = []
+    const intent = (data: object) =>
+      cases.push({
+        operationId: "createPaymentIntent",
+        path: "/v1/payments",
+        key: test,
+        body: { data: { amount: 100, ...data } }
+      })
+    const link = (data: object) =>
+      cases.push({
+        operationId: "createPaymentLink",
+        path: "/v1/payment-links",
+        key: test,
+        body: { data: { amount: 10, ...data } }
+      })
+    const invoice = (data: object) =>
+      cases.push({ operationId: "createInvoice", path: "/v1/invoices", key: test, body: { data } })
+    const conversion = (body: object) =>
+      cases.push({ operationId: "createConversion", path: "/v1/minting/offramp", key: live, body })
+    for (const t of texts) {
+      link({ title: t })
+      link({ description: t })
+      invoice({ amount: 5, customer: "c", notes: t })
+      invoice({ amount: 5, customer_name: t, customer_email: "a@example.com" })
+      conversion({
+        gmd_amount: 5000,
+        destination: "mobile_money",
+        payout_method: { network: "wave", account_number: "7012345", account_name: t }
+      })
+    }
+    for (const name of ["  Aw  ", "Awa", " Awa ", "A w", "Aw\n", "Awa\n", "\u202eAwa"]) {
+      conversion({
+        gmd_amount: 5000,
+        destination: "mobile_money",
+        payout_method: { network: "wave", account_number: "7012345", account_name: name }
+      })
+    }
+    for (const u of urls) {
+      intent({ callback_url: u })
+      intent({ return_url: u })
+      intent({ return_url: u, skip_url_validation: true })
+      invoice({ amount: 5, customer: "c", callback_url: u })
+    }
+    for (const currency of ["USD", "GMD"]) {
+      for (const amount of [10000000, 10000000.01, 999999999.99]) {
+        intent({ amount, currency })
+        link({ amount, currency })
+        invoice({ amount, currency, customer: "c" })
+        invoice({ currency, customer: "c", line_items: [{ item: "x", quantity: 1, unit_price: amount }] })
+      }
+    }
+    invoice({ customer: "c" })
+    invoice({ customer: "c", amount: 0 })
+    invoice({ customer: "c", amount: null, line_items: [{ item: "x", quantity: 2, unit_price: 3 }] })
+    invoice({ customer: "c", line_items: [] })
+    invoice({ amount: 5 })
+    invoice({ amount: 5, customer: null, customer_name: "Awa" })
+    invoice({ amount: 5, customer_name: "Awa", customer_email: "a@example.com" })
+    const disagreements: Array<unknown> = []
+    for (const c of cases) {
+      const document = ajvBodyOf(doc, c.operationId)(c.body)
+      const res = await s.call("POST", c.path, {
+        key: c.key,
+        body: c.body,
+        ...(c.operationId === "createPaymentIntent" ? { headers: { "x-no-effect": "true" } } : {})
+      })
+      expect(res.status, JSON.stringify(c.body)).toBeLessThan(500)
+      const api = res.status < 300
+      if (document !== api) disagreements.push({ body: c.body, document, api, answer: res.body })
+    }
+    expect(disagreements).toEqual([])
+    expect(cases.length).toBeGreaterThan(140)
+  })
+
   it("gives the USD maximum of every fiat amount, which its schema's maximum (GMD's) cannot", async () => {
     s = setup()
     const doc: Doc = (await s.call("GET", "/v1/openapi.json")).body

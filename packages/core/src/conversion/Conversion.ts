@@ -266,7 +266,7 @@ export const checkQuote = (
       // can be above a 10% share, and the message says why
       const most = Decimal.normalize({ units: limit, scale: 4 + config.markup_percent_max.scale })
       return Errors.validation(
-        `markup_config gives a markup of ${format(quote.markup_share_usd, USD)} USD (to the cent, half-up), above the maximum of ${Decimal.format(config.markup_percent_max)}% of the converted amount of ${format(quote.base_usd, USD)} USD: ${Decimal.format(most)} USD.`,
+        `markup_config gives a markup of ${format(quote.markup_share_usd, USD)} USD${markup.type === "percentage" ? " (to the cent, half-up)" : ""}, above the maximum of ${Decimal.format(config.markup_percent_max)}% of the converted amount of ${format(quote.base_usd, USD)} USD: ${Decimal.format(most)} USD.`,
         "markup_config"
       )
     }

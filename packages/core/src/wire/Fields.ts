@@ -31,7 +31,8 @@ const notNull = <A>(a: A | null): a is A => a !== null
 
 /** The description of `schema` followed by what `null` means for the field (for the OpenAPI document). */
 const withNote = (schema: Schema.Top, note: string): string => {
-  const described = schema.ast.annotations?.description
+  // the wire side's words (a timestamp's decoded side describes the parsed value, not what a caller sends)
+  const described = SchemaAST.toEncoded(schema.ast).annotations?.description ?? schema.ast.annotations?.description
   return `${typeof described === "string" ? `${described}. ` : ""}${note}`
 }
 
@@ -67,7 +68,14 @@ export const clearable = <S extends Schema.Top>(schema: S) =>
 /** An optional field with a default (absent or `null` -> `fallback`, a decoded value). */
 export const withDefault = <S extends Schema.Top>(schema: S, fallback: S["Type"]) =>
   withFastField(
-    Schema.optionalKey(Schema.NullOr(schema)).pipe(
+    Schema.optionalKey(
+      Schema.NullOr(schema).annotate({
+        description: withNote(
+          schema,
+          `default ${typeof fallback === "bigint" ? String(fallback) : JSON.stringify(fallback)} when absent or null`
+        )
+      })
+    ).pipe(
       Schema.decodeTo(Schema.toType(schema), {
         decode: SchemaGetter.transformOptional((o: Option.Option<S["Type"] | null>) =>
           Option.orElseSome(Option.filter(o, notNull), () => fallback)
@@ -113,6 +121,18 @@ const hasControl = (s: string, multiline: boolean): boolean => {
  * builds emoji and some scripts' letters); alone they make a blank title.
  */
 const BLANK = /^[\s\u180e\u200b-\u200d\u2060\ufeff]*$/u
+
+/**
+ * `hasControl` and `BLANK` as one JSON Schema `pattern` (ECMA-262, as
+ * validators compile it with the `u` flag), so that the OpenAPI document
+ * refuses the text the API refuses. Lone surrogates cannot be written in a
+ * JSON document's pattern meaningfully and stay the API's own check.
+ */
+const textPattern = (multiline: boolean, notBlank: boolean): string => {
+  const control = multiline ? "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f" : "\\u0000-\\u001f\\u2028\\u2029"
+  const forbidden = `${control}\\u007f-\\u009f\\u200e\\u200f\\u061c\\u202a-\\u202e\\u2066-\\u2069`
+  return `^${notBlank ? "(?![\\s\\u180e\\u200b-\\u200d\\u2060\\ufeff]*$)" : ""}[^${forbidden}]*$`
+}
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 export interface TextOptions {
@@ -153,21 +173,24 @@ export const Text = (options: TextOptions) => {
     ...(options.description !== undefined ? { description: options.description } : {}),
     ...(options.format !== undefined ? { format: options.format } : {})
   }
+  const notBlank = options.blank !== true && min > 0
   return Schema.String.annotate(annotations).check(
     Schema.isMinLength(min, { message: min === 1 ? "must not be empty" : `must be at least ${min} characters` }),
     maxCharacters(options.max),
-    Schema.makeFilter<string>((s) =>
-      opaque
-        ? LONE_SURROGATE.test(s)
-          ? "must be valid Unicode text"
-          : undefined
-        : options.blank !== true && min > 0 && BLANK.test(s)
-          ? "must not be blank"
-          : hasControl(s, multiline)
-            ? "must not contain control characters"
-            : LONE_SURROGATE.test(s)
-              ? "must be valid Unicode text"
-              : undefined
+    Schema.makeFilter<string>(
+      (s) =>
+        opaque
+          ? LONE_SURROGATE.test(s)
+            ? "must be valid Unicode text"
+            : undefined
+          : notBlank && BLANK.test(s)
+            ? "must not be blank"
+            : hasControl(s, multiline)
+              ? "must not contain control characters"
+              : LONE_SURROGATE.test(s)
+                ? "must be valid Unicode text"
+                : undefined,
+      opaque ? undefined : { toJsonSchema: () => ({ pattern: textPattern(multiline, notBlank) }) }
     )
   )
 }
@@ -185,7 +208,7 @@ const ANY_URL_PATTERN =
 
 /** An absolute `http` or `https` URL (callbacks, webhooks, redirects). */
 export const HttpUrl = (description = "An absolute http or https URL") =>
-  Text({ max: url_length_max, description, format: "uri" }).check(
+  Text({ max: url_length_max, description }).check(
     Schema.makeFilter<string>((s) => (HTTP_URL.test(s) ? undefined : "must be an absolute http or https URL"), {
       toJsonSchema: () => ({ pattern: HTTP_URL_PATTERN })
     })
@@ -197,7 +220,7 @@ export const HttpUrl = (description = "An absolute http or https URL") =>
  * follows it (`javascript:`, `vbscript:`, `data:`, `blob:`, `file:`).
  */
 export const AnyUrl = (description = "An absolute URL") =>
-  Text({ max: url_length_max, description, format: "uri" }).check(
+  Text({ max: url_length_max, description }).check(
     Schema.makeFilter<string>(
       (s) => (activeScheme.test(s) ? activeSchemeIssue : ANY_URL.test(s) ? undefined : "must be an absolute URL"),
       { toJsonSchema: () => ({ pattern: ANY_URL_PATTERN }) }

@@ -64,6 +64,19 @@ const usdOver = (minor: bigint | undefined): boolean => minor !== undefined && m
 /** A bound for messages, without trailing zeros: `1000000000n` cents -> `"10000000"`. */
 const amountText = (minor: bigint): string => Decimal.format(Decimal.normalize({ units: minor, scale: 2 }))
 const usdMaxMessage = `must be at most ${amountText(L.usd_amount_max)} for USD`
+/**
+ * The USD maximum as the document states it: a `maximum` on `fields` when the
+ * body says `currency: "USD"` (each field's own `maximum` is GMD's, the larger).
+ */
+const usdMaxRule = (fields: Record<string, unknown>) => ({
+  if: { properties: { currency: { const: "USD" } }, required: ["currency"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, a plain document, never awaited
+  then: { properties: fields }
+})
+const usdMax = { maximum: Number(amountText(L.usd_amount_max)) }
+/** A body filter's document: the USD maximum of its `amount`. */
+const usdAmountMax = { toJsonSchema: () => usdMaxRule({ amount: usdMax }) }
+
 /** The per-currency maximum, for descriptions (the schema's `maximum` is GMD's: the currency is another field). */
 const perCurrencyMax = `at most ${amountText(L.gmd_amount_max)} in GMD, ${amountText(L.usd_amount_max)} in USD`
 
@@ -117,10 +130,15 @@ export const CreatePaymentIntent = Schema.Struct({
     {
       // the document's form of the rule above: http(s) redirects unless skip_url_validation is true
       toJsonSchema: () => ({
-        if: { properties: { skip_url_validation: { const: true } }, required: ["skip_url_validation"] },
-        else: {
-          properties: { return_url: { pattern: HTTP_URL_PATTERN }, cancel_url: { pattern: HTTP_URL_PATTERN } }
-        }
+        allOf: [
+          {
+            if: { properties: { skip_url_validation: { const: true } }, required: ["skip_url_validation"] },
+            else: {
+              properties: { return_url: { pattern: HTTP_URL_PATTERN }, cancel_url: { pattern: HTTP_URL_PATTERN } }
+            }
+          },
+          usdMaxRule({ amount: usdMax })
+        ]
       })
     }
   )
@@ -145,7 +163,7 @@ const PayoutMethod = Schema.Struct({
   account_name: Text({
     max: L.account_name_length_max,
     description: "Wallet holder name, at least 3 characters after trimming"
-  }).check(documents({ minLength: 3 }))
+  }).check(documents({ minLength: 3, pattern: "^\\s*\\S[\\s\\S]+\\S\\s*$" })) // 3 or more that trimming keeps
 }).annotate({ description: "Mobile money wallet receiving the dalasi" })
 
 /** `markup_config`: a fixed USD amount (cents) or a percentage of `base_usd`. */
@@ -207,8 +225,9 @@ export const CreatePaymentRequestBody = Schema.Struct({
   expires_at: optional(IsoTimestamp("Deadline"))
 })
   .check(
-    Schema.makeFilter((d) =>
-      d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined
+    Schema.makeFilter(
+      (d) => (d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined),
+      usdAmountMax
     )
   )
   .annotate({ description: "Create a stablecoin payment request" })
@@ -226,8 +245,9 @@ export const CreatePaymentLink = Schema.Struct({
   ),
   metadata: optional(Metadata)
 }).check(
-  Schema.makeFilter((d) =>
-    d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined
+  Schema.makeFilter(
+    (d) => (d.currency === "USD" && usdOver(d.amount) ? { path: ["amount"], issue: usdMaxMessage } : undefined),
+    usdAmountMax
   )
 )
 export type CreatePaymentLink = typeof CreatePaymentLink.Type
@@ -333,6 +353,40 @@ interface InvoiceAmounts {
   readonly discount?: Discount | null
 }
 
+/** The document's part of `invoiceAmountProblem`: the USD maximums (what the line totals add up to is not expressible). */
+const invoiceUsdMax = {
+  toJsonSchema: () =>
+    usdMaxRule({
+      amount: usdMax,
+      discount: { properties: { amount: usdMax } },
+      line_items: { items: { properties: { unit_price: usdMax } } }
+    })
+}
+
+/**
+ * The document's part of Create Invoice's own rules: `amount` (> 0) without
+ * line items, `customer_email` and `customer_name` without `customer` (null
+ * counts as absent), and the USD maximums.
+ */
+const invoiceCreateRules = {
+  toJsonSchema: () => ({
+    allOf: [
+      {
+        if: { properties: { line_items: { type: "array", minItems: 1 } }, required: ["line_items"] },
+        else: { required: ["amount"], properties: { amount: { type: "number", exclusiveMinimum: 0 } } }
+      },
+      {
+        if: { properties: { customer: { type: "string" } }, required: ["customer"] },
+        else: {
+          required: ["customer_email", "customer_name"],
+          properties: { customer_email: { type: "string" }, customer_name: { type: "string" } }
+        }
+      },
+      invoiceUsdMax.toJsonSchema()
+    ]
+  })
+}
+
 /** Amount ranges that depend on the currency and on the line items. */
 const invoiceAmountProblem = (d: InvoiceAmounts) => {
   const max = L.amountMax(d.currency ?? "GMD")
@@ -368,7 +422,7 @@ export const CreateInvoice = Schema.Struct({
         return { path: ["customer_name"], issue: "is required when customer is not given" }
     }
     return invoiceAmountProblem(d)
-  })
+  }, invoiceCreateRules)
 )
 export type CreateInvoice = typeof CreateInvoice.Type
 export const CreateInvoiceBody = Wrapped(
@@ -403,7 +457,7 @@ export const UpdateInvoice = Schema.Struct({
   invoice_number: clearable(c.invoice_number),
   callback_url: clearable(c.callback_url),
   sub_account: clearable(c.sub_account)
-}).check(Schema.makeFilter((d) => invoiceAmountProblem(d)))
+}).check(Schema.makeFilter((d) => invoiceAmountProblem(d), invoiceUsdMax))
 export type UpdateInvoice = typeof UpdateInvoice.Type
 export const UpdateInvoiceBody = Wrapped(UpdateInvoice, "Update an invoice")
 
