@@ -151,7 +151,8 @@ const operation = (doc, path, method, op) => {
     form.append(el("label", { for: bodyId }, "JSON body"), body);
   }
   const send = el("button", { "data-testid": "send-" + id, type: "button" }, "Send");
-  const status = el("div", { class: "status", "data-testid": "status-" + id });
+  // announced by screen readers when it changes (the answer of a try-it)
+  const status = el("div", { class: "status", "data-testid": "status-" + id, role: "status", "aria-live": "polite" });
   const output = el("pre", { "data-testid": "response-" + id });
   send.addEventListener("click", async () => {
     let url = base + path;

@@ -83,6 +83,9 @@ describe("GET /docs in a real browser", () => {
       await page.getByTestId("body-createSandboxBusiness").fill('{"name": "Docs Shop"}')
       await page.getByTestId("send-createSandboxBusiness").click()
       await expect.poll(() => page.getByTestId("status-createSandboxBusiness").textContent(), poll).toMatch(/^201\b/)
+      // the answer is announced to screen readers
+      expect(await page.getByRole("status").first().getAttribute("aria-live")).toBe("polite")
+      expect(await page.getByTestId("status-createSandboxBusiness").getAttribute("aria-live")).toBe("polite")
       const created = JSON.parse((await page.getByTestId("response-createSandboxBusiness").textContent()) ?? "")
       expect(created.name).toBe("Docs Shop")
       expect(created.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
