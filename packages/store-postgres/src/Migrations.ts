@@ -149,10 +149,12 @@ export const migrate = async (
   if (schema !== undefined && !isPlainIdentifier(schema)) throw new Error("invalid schema name")
   await client.query("BEGIN")
   try {
-    // one lock per schema: processes migrating other schemas of the same database do not wait
-    await client.query("SELECT pg_advisory_xact_lock(hashtextextended('xaalis.migrations:' || $1, 0))", [
-      schema ?? "(search_path)"
-    ])
+    // one lock per schema: processes migrating other schemas of the same database do not wait (a schema
+    // chosen by the connection's search_path, e.g. `options=-c search_path=…` in the URL, is current_schema())
+    await client.query(
+      "SELECT pg_advisory_xact_lock(hashtextextended('xaalis.migrations:' || coalesce($1::text, current_schema(), '(search_path)'), 0))",
+      [schema ?? null]
+    )
     if (schema !== undefined) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
       await client.query(`SET LOCAL search_path TO ${schema}`)

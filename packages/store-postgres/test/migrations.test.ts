@@ -105,6 +105,41 @@ withPostgres("PostgresStore migrations", () => {
     expect(await versions(pool)).toStrictEqual([1, 2])
   })
 
+  it("a schema chosen by the connection's search_path locks that schema only: another one's migration does not wait", async () => {
+    const a = emptySchema()
+    const b = emptySchema()
+    for (const { pool, schema } of [a, b]) await pool.query(`CREATE SCHEMA ${schema}`)
+    // a process holds schema a's migration lock
+    const holder = await a.pool.connect()
+    try {
+      await holder.query("BEGIN")
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('xaalis.migrations:' || $1, 0))", [a.schema])
+      const migrateVia = async (pool: Pool) => {
+        const client = await pool.connect()
+        try {
+          return await Migrations.migrate(client) // no schema option: the pool's search_path decides
+        } finally {
+          client.release()
+        }
+      }
+      const started = Date.now()
+      expect(await migrateVia(b.pool)).toStrictEqual(Migrations.steps.map((st) => st.version))
+      expect(Date.now() - started).toBeLessThan(1_000)
+      // schema a's own migration waits for its lock
+      let done = false
+      const waiting = migrateVia(a.pool).then((v) => {
+        done = true
+        return v
+      })
+      await new Promise((r) => setTimeout(r, 300))
+      expect(done).toBe(false)
+      await holder.query("COMMIT")
+      expect(await waiting).toStrictEqual(Migrations.steps.map((st) => st.version))
+    } finally {
+      holder.release()
+    }
+  })
+
   it("an up-to-date database starts for a role that owns the tables but may not create in the schema", async () => {
     // a restore into `public` on PostgreSQL 15+: the application's role owns what it restored, not the schema
     const { schema, pool } = emptySchema()
