@@ -94,7 +94,7 @@ export const hostedHtml = (page: HostedPages.HostedPage): string => {
   const items =
     page.items.length === 0
       ? ""
-      : `<table class="items" data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr>${page.items
+      : `<table class="items" data-testid="items"><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price (${e(page.amount.currency)})</th><th class="n">Total (${e(page.amount.currency)})</th></tr>${page.items
           .map(
             (i) =>
               `<tr><td>${t(i.item)}</td><td class="n q">${e(i.quantity)}</td><td class="n">${e(i.unit_price)}</td><td class="n">${e(i.total_price)}</td></tr>`

@@ -227,6 +227,9 @@ describe("hosted pages behind the links the API hands out", () => {
     expect(open).toContain("1,350,500.00 GMD")
     expect(open).toContain("<dt>Due</dt><dd><bdi>10 Dec 2026</bdi></dd>")
     expect(open).toContain('<td class="n q">1,000</td>')
+    // when it was issued, and the currency of the price columns
+    expect(open).toMatch(/<dt>Issued<\/dt><dd><bdi>\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC<\/bdi><\/dd>/)
+    expect(open).toContain('<th class="n">Unit price (GMD)</th><th class="n">Total (GMD)</th>')
     await s.call("POST", `/v1/test_helpers/invoices/${created.body.id}/customer_pay`, { key: test })
     const paid = (await s.call("GET", pathOf(created.body.payment_link))).text
     expect(paid).toContain('<h1 data-testid="heading"><bdi>Paid in full</bdi></h1>')

@@ -228,6 +228,7 @@ const invoicePage = (doc: Doc<Invoice.Invoice>, t: number): HostedPage => {
     amount: { value: fiat(i.amount), currency: i.currency },
     facts: [
       ...number,
+      ...(i.sent_date === null ? [] : [["Issued", at(i.sent_date)] as const]),
       ["Sub-total", `${fiat(i.sub_total)} ${i.currency}`],
       ...(i.total === i.sub_total ? [] : [["Discount", `${fiat(i.sub_total - i.total)} ${i.currency}`] as const]),
       ...(paid
