@@ -312,24 +312,13 @@ describe("GET /v1/openapi.json", () => {
     ]
     type Case = { readonly operationId: string; readonly path: string; readonly key: string; readonly body: object }
     const cases: Array<Case> = []
-    const intent = (data: object) =>
-      cases.push({
-        operationId: "createPaymentIntent",
-        path: "/v1/payments",
-        key: test,
-        body: { data: { amount: 100, ...data } }
-      })
-    const link = (data: object) =>
-      cases.push({
-        operationId: "createPaymentLink",
-        path: "/v1/payment-links",
-        key: test,
-        body: { data: { amount: 10, ...data } }
-      })
-    const invoice = (data: object) =>
-      cases.push({ operationId: "createInvoice", path: "/v1/invoices", key: test, body: { data } })
-    const conversion = (body: object) =>
-      cases.push({ operationId: "createConversion", path: "/v1/minting/offramp", key: live, body })
+    /** Adds the bodies of one operation, each made from its variant by `body`. */
+    const adder = (operationId: string, path: string, key: string, body: (x: object) => object) => (x: object) =>
+      cases.push({ operationId, path, key, body: body(x) })
+    const intent = adder("createPaymentIntent", "/v1/payments", test, (d) => ({ data: { amount: 100, ...d } }))
+    const link = adder("createPaymentLink", "/v1/payment-links", test, (d) => ({ data: { amount: 10, ...d } }))
+    const invoice = adder("createInvoice", "/v1/invoices", test, (d) => ({ data: d }))
+    const conversion = adder("createConversion", "/v1/minting/offramp", live, (b) => b)
     for (const t of texts) {
       link({ title: t })
       link({ description: t })
