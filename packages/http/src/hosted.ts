@@ -144,41 +144,39 @@ export const prefersHtml = (accept: string | null): boolean => {
   return html !== -1 && (json === -1 || html < json)
 }
 
-/** The page a browser gets for a payment link that leads nowhere (404). */
-export const hostedNotFoundHtml = `<!doctype html>
+/** A page with only a heading and a line (not found, busy): the hosted pages' head and style. */
+const notice = (title: string, heading: string, line: string, refresh_seconds?: number): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Payment page not found</title>
+${refresh_seconds === undefined ? "" : `<meta http-equiv="refresh" content="${refresh_seconds}">\n`}<title>${title}</title>
 <style>${style}</style>
 </head>
 <body>
 <main>
-<h1 data-testid="heading">This payment page does not exist</h1>
-<p>Check the link you were given, or ask the business that sent it for a new one.</p>
+<h1 data-testid="heading">${heading}</h1>
+<p>${line}</p>
 </main>
 </body>
 </html>
 `
 
+/** The page a browser gets for a payment link that leads nowhere (404). */
+export const hostedNotFoundHtml = notice(
+  "Payment page not found",
+  "This payment page does not exist",
+  "Check the link you were given, or ask the business that sent it for a new one."
+)
+
 /** The page a browser gets for a hosted page while its address is over the rate limit (429): it reloads when it may. */
-export const hostedBusyHtml = (retry_after_seconds: number): string => `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<meta http-equiv="refresh" content="${Math.max(1, Math.ceil(retry_after_seconds))}">
-<title>Too many requests</title>
-<style>${style}</style>
-</head>
-<body>
-<main>
-<h1 data-testid="heading">Too many requests</h1>
-<p>This page will open again by itself in ${Math.max(1, Math.ceil(retry_after_seconds))} s.</p>
-</main>
-</body>
-</html>
-`
+export const hostedBusyHtml = (retry_after_seconds: number): string => {
+  const seconds = Math.max(1, Math.ceil(retry_after_seconds))
+  return notice(
+    "Too many requests",
+    "Too many requests",
+    `This page will open again by itself in ${seconds} s.`,
+    seconds
+  )
+}
