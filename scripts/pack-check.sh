@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # What a user of the published packages gets: `npm pack` of every package (after `npm run build`),
 # installed from the tarballs into an empty project outside the workspace, then
-#  - the declarations typecheck for an ESM and a CommonJS consumer with skipLibCheck off
+#  - the declarations typecheck for an ESM and a CommonJS consumer (module nodenext) and for an ESM
+#    one under "moduleResolution": "bundler", with skipLibCheck off
 #    (no optional peer such as fastify installed),
 #  - an ESM program runs a conversion over the HTTP API on the embedded store and verifies a webhook,
 #  - every package loads with require(),
-#  - the `xaalis-server` bin starts, answers and stops on SIGTERM; its create-business command runs.
+#  - the `xaalis-server` bin starts, answers and stops on SIGTERM; its create-business command runs,
+#  - the packed manifests: every file `exports` names is there, the `@xaalis/source` condition is
+#    gone (packs strip it: scripts/pack-manifest.mjs; the workspace's manifests keep it), and dist/
+#    imports only declared dependencies; the ESM program also runs with --conditions=@xaalis/source.
 # Needs the npm registry for the packages' own dependencies. Usage: npm run build && npm run pack-check
 # (through npm, so that it runs on the Node 24 of the node@24 devDependency, like every script)
 set -euo pipefail
@@ -23,6 +27,9 @@ trap cleanup EXIT
 for p in core engine webhooks testkit store-sqlite store-postgres http server; do
   [ -f "$root/packages/$p/dist/index.js" ] || { echo "packages/$p/dist is missing: run npm run build first"; exit 1; }
   (cd "$root/packages/$p" && npm pack --silent --pack-destination "$work" > /dev/null)
+  # the pack's prepack strips the condition from the packed manifest; its postpack puts it back here
+  grep -q '"@xaalis/source"' "$root/packages/$p/package.json" && [ ! -e "$root/packages/$p/package.json.workspace" ] ||
+    { echo "packages/$p/package.json was not restored after npm pack"; exit 1; }
 done
 mkdir "$work/app"
 cp "$root"/scripts/pack-check/* "$work/app/"
@@ -32,10 +39,14 @@ typescript="$(node -p 'require(process.argv[1]).devDependencies.typescript' "$ro
 types_node="$(node -p 'require(process.argv[1]).devDependencies["@types/node"]' "$root/package.json")"
 npm install --silent --no-audit --no-fund "$work"/*.tgz "typescript@$typescript" "@types/node@$types_node" > /dev/null
 
-echo "pack-check: typecheck (ESM and CommonJS consumers, skipLibCheck off)"
+echo "pack-check: typecheck (ESM and CommonJS consumers, then a bundler's resolution; skipLibCheck off)"
 npx tsc -p tsconfig.json
+npx tsc -p tsconfig.bundler.json
+node manifests.mjs
 node smoke.mjs
 node smoke.cjs
+# a consumer that passes the workspace's condition (as the examples' commands do) still runs dist/
+node --conditions=@xaalis/source smoke.mjs > /dev/null || { echo "pack-check: --conditions=@xaalis/source broke the packages"; exit 1; }
 
 echo "pack-check: the xaalis-server bin"
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
