@@ -1,4 +1,4 @@
-// The installed packages' manifests as a consumer's resolver reads them: every file that `exports`,
+// The installed packages as a consumer gets them: each carries its LICENSE; every file that `exports`,
 // `main`, `module`, `types` and `bin` name is there; no `@xaalis/source` condition is left (it points
 // at src/*.ts, which Node will not run from node_modules); and every bare import of dist/ is a
 // dependency or peer dependency the package declares (or a node: builtin).
@@ -12,6 +12,7 @@ for (const name of names) {
   const dir = join("node_modules", "@xaalis", name)
   const text = readFileSync(join(dir, "package.json"), "utf8")
   const manifest = JSON.parse(text)
+  if (!existsSync(join(dir, "LICENSE"))) problems.push(`@xaalis/${name}: no LICENSE file in the package`)
   if (text.includes("@xaalis/source"))
     problems.push(`@xaalis/${name}: package.json still names the @xaalis/source condition`)
   const targets = (value, where) => {
