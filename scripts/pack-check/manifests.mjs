@@ -1,4 +1,5 @@
-// The installed packages as a consumer gets them: each carries its LICENSE; every file that `exports`,
+// The installed packages as a consumer gets them: each carries its LICENSE and shares the consumer's
+// effect (a peer dependency); every file that `exports`,
 // `main`, `module`, `types` and `bin` name is there; no `@xaalis/source` condition is left (it points
 // at src/*.ts, which Node will not run from node_modules); and every bare import of dist/ is a
 // dependency or peer dependency the package declares (or a node: builtin).
@@ -13,6 +14,12 @@ for (const name of names) {
   const text = readFileSync(join(dir, "package.json"), "utf8")
   const manifest = JSON.parse(text)
   if (!existsSync(join(dir, "LICENSE"))) problems.push(`@xaalis/${name}: no LICENSE file in the package`)
+  // effect is a peer: the consumer's own copy serves every package (two copies would make two
+  // incompatible sets of Effect types, and layers built with one would not typecheck with the other)
+  if (manifest.dependencies?.effect !== undefined)
+    problems.push(`@xaalis/${name}: effect must be a peer dependency, not a dependency`)
+  if (existsSync(join(dir, "node_modules", "effect")))
+    problems.push(`@xaalis/${name}: installed its own copy of effect`)
   if (text.includes("@xaalis/source"))
     problems.push(`@xaalis/${name}: package.json still names the @xaalis/source condition`)
   const targets = (value, where) => {
