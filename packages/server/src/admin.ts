@@ -9,9 +9,11 @@
  *
  * Each prints one JSON object on stdout (secret keys are shown once, as at
  * creation) and exits 0; bad input prints the catalogue error on stderr and
- * exits 2, changing nothing. They exist because none has an HTTP operation
- * outside the sandbox: business creation is a sandbox helper, and a key or a
- * webhook secret must never be able to roll itself.
+ * exits 2, changing nothing (checked before the store is opened); `--help`
+ * prints the usage and exits 0; a store that cannot be used exits 1. They
+ * exist because none has an HTTP operation outside the sandbox: business
+ * creation is a sandbox helper, and a key or a webhook secret must never be
+ * able to roll itself.
  */
 import { parseArgs } from "node:util"
 import { DomainError, decodeRequest, Requests } from "@xaalis/core"
@@ -19,6 +21,7 @@ import { Businesses, type Ids, IdsAdapter, SandboxClock, type Store, type StoreE
 import { liveUrlRefusal } from "@xaalis/http"
 import { Cause, Effect, Exit, Layer, Result } from "effect"
 import type { ServerConfig } from "./config.ts"
+import { messages } from "./log.ts"
 import { storeLayer } from "./store.ts"
 
 export const commands = ["create-business", "roll-key", "roll-webhook-secret"] as const
@@ -47,22 +50,31 @@ const parse = (command: Command, args: ReadonlyArray<string>) =>
     args: [...args],
     strict: true,
     allowPositionals: false,
-    options:
-      command === "create-business"
+    options: {
+      help: { type: "boolean", short: "h" },
+      ...(command === "create-business"
         ? { name: { type: "string" }, "webhook-url": { type: "string" } }
         : command === "roll-key"
           ? { business: { type: "string" }, mode: { type: "string" }, "expires-in": { type: "string" } }
-          : { business: { type: "string" }, "expires-in": { type: "string" } }
-  }).values as Record<string, string | undefined>
+          : { business: { type: "string" }, "expires-in": { type: "string" } })
+    }
+  }).values as Record<string, string | boolean | undefined>
 
-const invalid = (message: string) => Effect.fail(new DomainError({ code: "validation_error", message }))
+const invalid = (message: string) => new DomainError({ code: "validation_error", message })
 
-/** The work of `command`, as an Effect on the engine's services. */
+type Work = Effect.Effect<unknown, DomainError | StoreError, Store | Ids>
+
+/**
+ * The work of `command`, as an Effect on the engine's services, or the refusal
+ * of its arguments: checked before the store is opened, so bad input changes
+ * nothing (opening creates a missing DATA_DIR and its database, and migrates
+ * an empty PostgreSQL schema).
+ */
 const work = (
   command: Command,
   values: Record<string, string | undefined>,
   sandbox: boolean
-): Effect.Effect<unknown, DomainError | StoreError, Store | Ids> => {
+): Result.Result<Work, DomainError> => {
   if (command === "create-business") {
     // without a name the engine says "Sandbox business": right for the sandbox, not for a live one
     const name = values.name ?? (sandbox ? undefined : "Business")
@@ -70,43 +82,43 @@ const work = (
       ...(name === undefined ? {} : { name }),
       ...(values["webhook-url"] === undefined ? {} : { webhook_url: values["webhook-url"] })
     }
-    return Effect.flatMap(
-      Effect.fromResult(decodeRequest(Requests.CreateBusinessBody, body)),
-      (input): ReturnType<typeof work> => {
-        // the webhook URL receives live events: the live rules, as the HTTP helper checks them
-        const refusal =
-          input.webhook_url === undefined
-            ? undefined
-            : liveUrlRefusal(input.webhook_url, { sandbox, field: "webhook_url" })
-        return refusal === undefined ? Businesses.createBusiness(input) : Effect.fail(refusal)
-      }
-    )
+    const decoded = decodeRequest(Requests.CreateBusinessBody, body)
+    if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+    const input = decoded.success
+    // the webhook URL receives live events: the live rules, as the HTTP helper checks them
+    const refusal =
+      input.webhook_url === undefined ? undefined : liveUrlRefusal(input.webhook_url, { sandbox, field: "webhook_url" })
+    return refusal === undefined ? Result.succeed(Businesses.createBusiness(input)) : Result.fail(refusal)
   }
   const business = values.business
   const seconds = values["expires-in"] ?? "0"
-  if (business === undefined) return invalid("--business is required.")
-  if (!/^\d{1,7}$/.test(seconds)) return invalid("--expires-in must be a whole number of seconds.")
+  if (business === undefined) return Result.fail(invalid("--business is required."))
+  if (!/^\d{1,7}$/.test(seconds)) return Result.fail(invalid("--expires-in must be a whole number of seconds."))
   if (command === "roll-webhook-secret") {
-    return Effect.map(
-      Businesses.rollWebhookSecret({ business_id: business, expires_in_seconds: Number(seconds) }),
-      (rolled) => ({
-        business_id: business,
-        webhook_secret: rolled.webhook_secret,
-        previous_secret_expires_at: new Date(rolled.previous_secret_expires_at).toISOString()
-      })
+    return Result.succeed(
+      Effect.map(
+        Businesses.rollWebhookSecret({ business_id: business, expires_in_seconds: Number(seconds) }),
+        (rolled) => ({
+          business_id: business,
+          webhook_secret: rolled.webhook_secret,
+          previous_secret_expires_at: new Date(rolled.previous_secret_expires_at).toISOString()
+        })
+      )
     )
   }
   const mode = values.mode
-  if (mode !== "test" && mode !== "live") return invalid("--mode must be test or live.")
-  return Effect.map(
-    Businesses.rollApiKey({ business_id: business, mode, expires_in_seconds: Number(seconds) }),
-    (rolled) => ({
-      business_id: business,
-      mode: rolled.mode,
-      secret_key: rolled.secret_key,
-      previous_keys: rolled.previous_keys,
-      previous_keys_expire_at: new Date(rolled.previous_keys_expire_at).toISOString()
-    })
+  if (mode !== "test" && mode !== "live") return Result.fail(invalid("--mode must be test or live."))
+  return Result.succeed(
+    Effect.map(
+      Businesses.rollApiKey({ business_id: business, mode, expires_in_seconds: Number(seconds) }),
+      (rolled) => ({
+        business_id: business,
+        mode: rolled.mode,
+        secret_key: rolled.secret_key,
+        previous_keys: rolled.previous_keys,
+        previous_keys_expire_at: new Date(rolled.previous_keys_expire_at).toISOString()
+      })
+    )
   )
 }
 
@@ -120,23 +132,32 @@ export const runAdmin = async (
   args: ReadonlyArray<string>,
   config: ServerConfig
 ): Promise<AdminOutcome> => {
-  let values: Record<string, string | undefined>
+  let parsed: Record<string, string | boolean | undefined>
   try {
-    values = parse(command, args)
+    parsed = parse(command, args)
   } catch (e) {
     return refused(`${e instanceof Error ? e.message : String(e)}\n${usage}`)
   }
+  if (parsed.help === true) return { code: 0, stdout: `${usage}\n`, stderr: "" }
+  const values = parsed as Record<string, string | undefined>
   if (config.store.kind === "memory") {
     return refused("STORE=memory keeps nothing after this command: run it against DATA_DIR or DATABASE_URL.")
   }
+  const checked = work(command, values, config.sandbox)
+  if (Result.isFailure(checked)) return { code: 2, stdout: "", stderr: `${JSON.stringify(checked.failure.toJSON())}\n` }
   const services = Layer.mergeAll(IdsAdapter.layer, config.sandbox ? SandboxClock.layer : Layer.empty).pipe(
     Layer.provideMerge(storeLayer(config.store))
   )
-  const exit = await Effect.runPromiseExit(Effect.provide(work(command, values, config.sandbox), services))
+  const exit = await Effect.runPromiseExit(Effect.provide(checked.success, services))
   if (Exit.isSuccess(exit)) return { code: 0, stdout: `${JSON.stringify(exit.value, null, 2)}\n`, stderr: "" }
   const failure = Result.getOrUndefined(Cause.findError(exit.cause))
   if (failure instanceof DomainError) {
     return { code: 2, stdout: "", stderr: `${JSON.stringify(failure.toJSON())}\n` }
   }
-  return { code: 1, stdout: "", stderr: `xaalis: ${command} failed: ${Cause.pretty(exit.cause)}\n` }
+  // the error and its causes on one line, as the server prints a failed start: no stack trace
+  return {
+    code: 1,
+    stdout: "",
+    stderr: `xaalis: ${command} failed: ${messages(failure ?? Cause.squash(exit.cause))}\n`
+  }
 }

@@ -54,3 +54,13 @@ export const jsonLines = (write: (line: string) => void = batchedStdout()): LogL
     write(rest === "{}" ? `{"time":"${time}"}\n` : `{"time":"${time}",${rest.slice(1)}\n`)
   }
 }
+
+/** An error's message and those of its causes, for the operator: a store's own words on what it could not reach. */
+export const messages = (e: unknown): string => {
+  const parts: Array<string> = []
+  for (let c: unknown = e, depth = 0; c !== undefined && depth < 5; depth++) {
+    parts.push(c instanceof Error ? c.message : String(c))
+    c = c instanceof Error ? c.cause : undefined
+  }
+  return parts.join(" (cause: ") + ")".repeat(parts.length - 1)
+}

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import { isCommand, runAdmin, usage } from "./admin.ts"
 import { ConfigError, fromEnv } from "./config.ts"
 import { legacyDataHint } from "./legacy.ts"
-import { jsonLines } from "./log.ts"
+import { jsonLines, messages } from "./log.ts"
 import { type RunningServer, startServer } from "./server.ts"
 
 const log = jsonLines()
@@ -116,16 +116,6 @@ const main = async () => {
   log({ level: "info", msg: "listening", url: server.url, sandbox: config.sandbox, store: config.store.kind })
   process.stderr.write(`${lines.join("\n")}\n`)
   if (stopping) shutdown(server)
-}
-
-/** An error's message and those of its causes, for the operator: a store's own words on what it could not reach. */
-const messages = (e: unknown): string => {
-  const parts: Array<string> = []
-  for (let c: unknown = e, depth = 0; c !== undefined && depth < 5; depth++) {
-    parts.push(c instanceof Error ? c.message : String(c))
-    c = c instanceof Error ? c.cause : undefined
-  }
-  return parts.join(" (cause: ") + ")".repeat(parts.length - 1)
 }
 
 main().catch((e: unknown) => {

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process"
+import { existsSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { verify } from "@xaalis/webhooks"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -184,4 +186,38 @@ describe("operator commands of xaalis-server", () => {
     const help = await admin(["help"], env)
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("roll-key --business ID")])
   }, 60_000)
+
+  it("bad input and --help open no store: a missing DATA_DIR stays missing (it used to get a fresh database)", async () => {
+    const missing = join(data.dir, "typo")
+    const env = { DATA_DIR: missing }
+    for (const args of [
+      ["roll-key", "--mode", "live"],
+      ["roll-key", "--business", "b", "--mode", "prod"],
+      ["roll-webhook-secret", "--business", "b", "--expires-in", "soon"],
+      ["create-business", "--name", ""],
+      ["create-business", "--webhook-url", "http://example.com/hooks"]
+    ]) {
+      const outcome = await admin(args, env)
+      expect([args.join(" "), outcome.code, outcome.stdout]).toEqual([args.join(" "), 2, ""])
+      expect(outcome.stderr).toMatch(/"code":"validation_error"/)
+      expect(existsSync(missing)).toBe(false)
+    }
+    for (const command of ["create-business", "roll-key", "roll-webhook-secret"]) {
+      for (const flag of ["--help", "-h"]) {
+        const help = await admin([command, flag], env)
+        expect([help.code, help.stderr]).toEqual([0, ""])
+        expect(help.stdout).toContain(`xaalis-server ${command}`)
+      }
+    }
+    expect(existsSync(missing)).toBe(false)
+  }, 60_000)
+
+  it("a store that cannot be opened: exit 1 and one line naming the cause, no stack trace", async () => {
+    const file = join(data.dir, "not-a-directory")
+    writeFileSync(file, "x")
+    const outcome = await admin(["create-business"], { DATA_DIR: file })
+    expect([outcome.code, outcome.stdout]).toEqual([1, ""])
+    expect(outcome.stderr).toMatch(/^xaalis: create-business failed: .*EEXIST.*\n$/)
+    expect(outcome.stderr).not.toMatch(/\n\s+at /)
+  }, 30_000)
 })
