@@ -11,21 +11,37 @@ let stdoutBatch: ((line: string) => void) | undefined
  * 64 KiB are pending), instead of one write system call per request. Pending
  * lines are written synchronously when the process exits (`process.exit`, the
  * end of the event loop, an uncaught exception); only a SIGKILL can lose the
- * last turn's lines. One batch per process, shared by every logger.
+ * last turn's lines. One batch per process, shared by every logger. When
+ * stdout fails (EPIPE: its reader is gone), lines are dropped with one notice
+ * on stderr, and the process goes on serving.
  */
 export const batchedStdout = (): ((line: string) => void) => {
   if (stdoutBatch !== undefined) return stdoutBatch
   let pending = ""
   let scheduled = false
+  // a reader of stdout that went away (a log shipper restarted, `npm start | head`) must not take the
+  // server down with it: without a listener, the EPIPE of the next write is an uncaught 'error' event
+  let broken = false
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (broken) return
+    broken = true
+    pending = ""
+    try {
+      process.stderr.write(`xaalis: stdout failed (${e.code ?? e.message}): log lines are dropped from now on\n`)
+    } catch {
+      // stderr gone too: nothing left to tell
+    }
+  })
   const flush = () => {
     scheduled = false
-    if (pending === "") return
+    if (pending === "" || broken) return
     const out = pending
     pending = ""
     process.stdout.write(out)
   }
   process.on("exit", flush)
   stdoutBatch = (line) => {
+    if (broken) return
     pending += line
     if (pending.length >= 65_536) flush()
     else if (!scheduled) {

@@ -3,7 +3,7 @@
  * written to stdout in one write per turn of the event loop, and nothing lost
  * when the process exits.
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { batchedStdout, jsonLines } from "../src/log.ts"
@@ -88,4 +88,30 @@ process.exit(0)`
     expect(lines).toHaveLength(1000)
     expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 1000 }, (_, i) => i))
   })
+
+  it("survives a reader of stdout that goes away (EPIPE): lines dropped, one notice on stderr", async () => {
+    const module = fileURLToPath(new URL("../src/log.ts", import.meta.url))
+    const script = `import { jsonLines } from ${JSON.stringify(module)}
+const log = jsonLines()
+log({ level: "info", msg: "first" })
+let i = 0
+const timer = setInterval(() => {
+  log({ level: "info", msg: "line", i: i++ })
+  if (i === 100) { clearInterval(timer); process.stderr.write("still serving\\n") }
+}, 5)`
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@xaalis/source", "--disable-warning=ExperimentalWarning", "--input-type=module", "-e", script],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let stderr = ""
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString()
+    })
+    // the reader takes the first line and goes away, as `| head -1` does
+    child.stdout.once("data", () => child.stdout.destroy())
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+    expect(stderr).not.toContain("Unhandled 'error' event")
+    expect([code, stderr]).toEqual([0, expect.stringMatching(/stdout failed \(EPIPE\)[\s\S]*still serving/)])
+  }, 20_000)
 })
