@@ -14,7 +14,7 @@ export interface RunningServer {
    * Graceful stop: no new connections; idle keep-alive connections close at
    * once, busy ones after their answer (which says `Connection: close`), and any
    * still open after `drain_ms` are cut; then the background loop stops and the
-   * stores close.
+   * stores close, within `stop_ms` or the promise rejects.
    */
   readonly close: () => Promise<void>
 }
@@ -24,6 +24,17 @@ export const tick_ms = 1_000
 
 /** How long a graceful stop waits for clients to leave their connections before cutting them. */
 export const drain_ms = 10_000
+
+/**
+ * How long a graceful stop then waits for the background loop's run in flight
+ * and for the store to close: a database that stopped answering (PostgreSQL
+ * behind a partition: no reset, so no error either) would hold them for ever.
+ * Past it the stop fails, and the process exits as after a crash (work not
+ * committed is rolled back; nothing acknowledged is lost). Longer than a
+ * webhook delivery may take (`HttpNotifier`'s 10 s), so a slow receiver alone
+ * never makes a stop fail.
+ */
+export const stop_ms = 15_000
 
 /**
  * How long a client may take to send a request's headers, and the whole request
@@ -143,8 +154,27 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
           clearInterval(idle)
         })
       })
-      await due.stop()
-      await api.dispose()
+      const released = (async () => {
+        await due.stop()
+        await api.dispose()
+      })()
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `the background work and the store did not stop within ${stop_ms / 1_000} s (a database that does not answer?)`
+              )
+            ),
+          stop_ms
+        )
+      })
+      try {
+        await Promise.race([released, late])
+      } finally {
+        clearTimeout(timer)
+      }
     })()
     return closing
   }
