@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto"
-import { once } from "node:events"
-import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { userInfo } from "node:os"
 import { Pool } from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { silentRelay } from "../../store-postgres/test/relay.ts"
 import { drain_ms, stop_ms } from "../src/server.ts"
 import { call, startServerProcess, tempDataDir } from "./harness.ts"
 
@@ -26,33 +25,6 @@ const reachable = await admin.query("SELECT 1").then(
   () => false
 )
 
-/** A TCP relay to PostgreSQL that can go silent: from `freeze()` on, nothing passes either way and nothing is closed. */
-const relay = async (target: URL) => {
-  const sockets: Array<Socket> = []
-  let frozen = false
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname)
-    for (const s of [client, upstream]) {
-      s.on("error", () => undefined)
-      sockets.push(s)
-    }
-    client.on("data", (d) => frozen || upstream.write(d))
-    upstream.on("data", (d) => frozen || client.write(d))
-  })
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  return {
-    port: (server.address() as AddressInfo).port,
-    freeze: () => {
-      frozen = true
-    },
-    close: () => {
-      for (const s of sockets) s.destroy()
-      server.close()
-    }
-  }
-}
-
 describe.skipIf(!reachable && !required)("a graceful stop with PostgreSQL gone silent", () => {
   beforeAll(async () => {
     await admin.query(`CREATE SCHEMA ${schema}`)
@@ -63,18 +35,15 @@ describe.skipIf(!reachable && !required)("a graceful stop with PostgreSQL gone s
   })
 
   it("exits with 1 after stop_ms instead of waiting for ever", async () => {
-    const target = new URL(url)
-    const proxy = await relay(target)
-    const database = new URL(url)
-    database.hostname = "127.0.0.1"
-    database.port = String(proxy.port)
+    const proxy = await silentRelay(url)
+    const database = new URL(proxy.url)
     database.searchParams.set("options", `-c search_path=${schema}`)
     const data = tempDataDir()
     const server = await startServerProcess({ DATABASE_URL: database.toString(), RATE_LIMIT_RPS: "0" }, data.dir)
     try {
       const business = await call(server.url, "POST", "/v1/test_helpers/businesses", { body: { name: "Silent" } })
       expect(business.status).toBe(201)
-      proxy.freeze()
+      proxy.silence()
       // the background loop runs every second: its next run waits on the silent database
       await new Promise((resolve) => setTimeout(resolve, 2_000))
       const started = performance.now()
@@ -85,7 +54,7 @@ describe.skipIf(!reachable && !required)("a graceful stop with PostgreSQL gone s
       expect(server.lines.some((l) => l.includes('"msg":"shutdown failed"') && l.includes("did not stop"))).toBe(true)
     } finally {
       if (server.child.exitCode === null) server.child.kill("SIGKILL")
-      proxy.close()
+      await proxy.close()
       data.cleanup()
     }
   }, 60_000)

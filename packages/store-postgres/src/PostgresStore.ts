@@ -116,7 +116,23 @@ export interface PostgresStoreOptions {
   readonly schema?: string | undefined
   /** Connections in the pool (default 10): the most units of work this process runs at once. */
   readonly poolMax?: number | undefined
+  /**
+   * The client's own limit on each statement, in ms (node-postgres
+   * `query_timeout`; default 30,000; 0: none). A database that stops answering
+   * altogether (a network partition or a hung host: no reset, so no error and
+   * no `statement_timeout`) fails the statement, and so the unit of work, with
+   * a `StoreError`, and the connection is dropped from the pool instead of
+   * being reused out of step. Without it such a unit, and the request behind
+   * it, waited until the operating system gave up on the TCP connection. A
+   * COMMIT that times out is in doubt, as one whose connection was reset: the
+   * caller retries (idempotency keys, chain transaction hashes and the unique
+   * keys make a retry apply once).
+   */
+  readonly queryTimeoutMs?: number | undefined
 }
+
+/** `PostgresStoreOptions.queryTimeoutMs` when not given. */
+export const defaultQueryTimeoutMs = 30_000
 
 /** A pool's options beyond the Store's (the shared rate buckets wait less than a unit of work may). */
 export interface PoolOptions extends PostgresStoreOptions {
@@ -124,12 +140,6 @@ export interface PoolOptions extends PostgresStoreOptions {
   readonly connectTimeoutMs?: number | undefined
   /** PostgreSQL's `statement_timeout` for the pool's sessions, in ms (default: the server's). */
   readonly statementTimeoutMs?: number | undefined
-  /**
-   * The client's own limit on a query, in ms (node-postgres `query_timeout`;
-   * default none): a database that stops answering at all (a partition, a
-   * hung host: no reset, so `statement_timeout` never fires) fails the query.
-   */
-  readonly queryTimeoutMs?: number | undefined
 }
 
 // ---------------------------------------------------------------------------
@@ -403,7 +413,7 @@ export const openMigratedPool = Effect.fnUntraced(function* (options: PoolOption
   const timed =
     options.connectTimeoutMs !== undefined ||
     options.statementTimeoutMs !== undefined ||
-    options.queryTimeoutMs !== undefined
+    (options.queryTimeoutMs ?? defaultQueryTimeoutMs) > 0
   const migrating = timed
     ? new Pool(
         poolConfig({
@@ -411,7 +421,7 @@ export const openMigratedPool = Effect.fnUntraced(function* (options: PoolOption
           poolMax: 1,
           connectTimeoutMs: undefined,
           statementTimeoutMs: undefined,
-          queryTimeoutMs: undefined
+          queryTimeoutMs: 0
         })
       )
     : pool
@@ -896,7 +906,9 @@ const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
 
   const end = (unit: Unit): Effect.Effect<void> =>
     Effect.promise(async () => {
-      if (unit.began !== undefined && !unit.done) {
+      // a broken connection is dropped, which rolls its transaction back; a ROLLBACK sent on it could wait
+      // for the whole query timeout again (a silent database) or be read out of step
+      if (unit.began !== undefined && !unit.done && !unit.broken) {
         try {
           await unit.client.query("ROLLBACK")
         } catch {
@@ -983,7 +995,8 @@ const poolConfig = (options: PoolOptions): PoolConfig => {
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
-    ...(options.queryTimeoutMs === undefined ? {} : { query_timeout: options.queryTimeoutMs }),
+    // 0 is none for node-postgres too
+    query_timeout: options.queryTimeoutMs ?? defaultQueryTimeoutMs,
     idleTimeoutMillis: 30_000,
     application_name: "xaalis",
     // a process that stops (SIGSTOP, a debugger, a hung event loop) in the middle of a unit must not hold

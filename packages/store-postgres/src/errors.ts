@@ -67,7 +67,9 @@ export const isConnectionError = (e: unknown): boolean => {
   const code = codeOf(e)
   if (code !== undefined && (connectionCodes.has(code) || code.startsWith("08") || code.startsWith("57P"))) return true
   const message = e instanceof Error ? e.message : ""
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(
+  // "Query read timeout": node-postgres gave up waiting (`query_timeout`); the connection's answers are now
+  // out of step with its statements, so it must be dropped
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|Query read timeout/i.test(
     message
   )
 }

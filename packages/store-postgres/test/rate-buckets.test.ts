@@ -1,10 +1,10 @@
-import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { RateLimiter } from "@xaalis/http"
 import { Effect, Exit, type Layer, Scope } from "effect"
 import { Pool } from "pg"
 import { afterEach, expect, it } from "vitest"
 import { RateBuckets } from "../src/index.ts"
 import { withPostgres } from "./pg.ts"
+import { silentRelay } from "./relay.ts"
 
 /** Scopes opened by a test, closed after it (each holds a pool). */
 const scopes: Array<Scope.Closeable> = []
@@ -115,40 +115,17 @@ withPostgres("RateBuckets (rate limits shared through PostgreSQL)", (db) => {
   })
 
   it("fails within its timeout when the database stops answering altogether (no reset: a partition)", async () => {
-    const target = new URL(db.url)
-    // a TCP relay to PostgreSQL that can go silent: it keeps the connections open and forwards nothing
-    let silent = false
-    const sockets = new Set<Socket>()
-    const relay = createServer((client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname)
-      for (const s of [client, upstream]) {
-        sockets.add(s)
-        s.on("error", () => undefined)
-      }
-      client.on("data", (d) => {
-        if (!silent) upstream.write(d)
-      })
-      upstream.on("data", (d) => {
-        if (!silent) client.write(d)
-      })
-      client.on("close", () => upstream.destroy())
-      upstream.on("close", () => client.destroy())
-    })
-    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r))
+    const relay = await silentRelay(db.url)
     try {
-      const via = new URL(db.url)
-      via.hostname = "127.0.0.1"
-      via.port = String((relay.address() as AddressInfo).port)
-      const buckets = await open({ connectionString: via.toString(), timeoutMs: 500 })
+      const buckets = await open({ connectionString: relay.url, timeoutMs: 500 })
       const key = `silent-${Math.random()}`
       expect((await buckets.spend(key, 1, 5)).allowed).toBe(true)
-      silent = true
+      relay.silence()
       const started = Date.now()
       await expect(buckets.spend(key, 1, 5)).rejects.toThrow()
       expect(Date.now() - started).toBeLessThan(3_000)
     } finally {
-      for (const s of sockets) s.destroy()
-      await new Promise((r) => relay.close(r))
+      await relay.close()
     }
   })
 

@@ -14,9 +14,10 @@ import {
 } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { fromQuery, toStoreError } from "../src/errors.ts"
+import { fromQuery, isConnectionError, toStoreError } from "../src/errors.ts"
 import { PostgresStore } from "../src/index.ts"
 import { DATABASE_URL, withPostgres } from "./pg.ts"
+import { silentRelay } from "./relay.ts"
 
 type StoreShape = (typeof Store)["Service"]
 
@@ -68,6 +69,9 @@ describe("error messages", () => {
     )
     expect(e.message).toBe("connecting failed: PostgreSQL refused it (SQLSTATE 28P01)")
     expect(String((e.cause as Error).message)).not.toMatch(/hunter2|alice/)
+    // node-postgres gave up waiting: the connection's answers are out of step with its statements
+    expect(isConnectionError(new Error("Query read timeout"))).toBe(true)
+    expect(isConnectionError(Object.assign(new Error("x"), { code: "23505" }))).toBe(false)
     const lost = toStoreError(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), "x", [])
     expect(lost.message).toBe("x failed: PostgreSQL is unreachable or the connection was lost (ECONNREFUSED)")
   })
@@ -102,6 +106,58 @@ withPostgres("PostgresStore specifics", (db) => {
     const error = Result.getOrUndefined(Cause.findError(exit.cause)) as StoreError | undefined
     expect(error?.message).toMatch(/SQLSTATE 28/)
     expect(`${error?.message} ${String(error?.cause)} ${Cause.pretty(exit.cause)}`).not.toContain(secret)
+  })
+
+  it("each statement has a client-side timeout by default (30 s), which queryTimeoutMs sets or turns off", async () => {
+    const timeoutOf = (options: Partial<PostgresStore.PostgresStoreOptions>) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.map(
+            PostgresStore.openMigratedPool({ connectionString: DATABASE_URL, schema: db.schema, ...options }),
+            (pool) => (pool as unknown as { options: { query_timeout?: number } }).options.query_timeout
+          )
+        )
+      )
+    expect(PostgresStore.defaultQueryTimeoutMs).toBe(30_000)
+    expect(await timeoutOf({})).toBe(30_000)
+    expect(await timeoutOf({ queryTimeoutMs: 1_500 })).toBe(1_500)
+    expect(await timeoutOf({ queryTimeoutMs: 0 })).toBe(0)
+  })
+
+  it("a database gone silent (no reset) fails the unit within queryTimeoutMs, and the connection is not reused", async () => {
+    const relay = await silentRelay(DATABASE_URL)
+    try {
+      // one connection, so that a connection left in the pool out of step would serve the next unit
+      const silentLayer = PostgresStore.layer({
+        connectionString: relay.url,
+        schema: db.schema,
+        poolMax: 1,
+        queryTimeoutMs: 700
+      })
+      await withStore(silentLayer, (store) =>
+        Effect.gen(function* () {
+          yield* Effect.promise(() => db.truncate())
+          yield* store.transact((tx) => tx.insert(doc({ id: "inv_before", keys: ["before"] })))
+          relay.silence()
+          const started = Date.now()
+          const error = yield* failureOf(store.transact((tx) => tx.insert(doc({ id: "inv_lost", keys: ["lost"] }))))
+          const took = Date.now() - started
+          expect(tagOf(error)).toBe("StoreError")
+          // the statement's timeout, not also a ROLLBACK's on the same silent connection
+          expect(took).toBeLessThan(1_400)
+          relay.resume()
+          // a fresh connection: each unit sees the rows as they are (the lost insert was never committed)
+          for (let i = 0; i < 5; i++) {
+            expect((yield* store.transact((tx) => tx.get("invoice", "inv_before")))?.id).toBe("inv_before")
+            expect(yield* store.transact((tx) => tx.get("invoice", "inv_lost"))).toBeUndefined()
+            yield* store.transact((tx) => tx.insert(doc({ id: `inv_after_${i}`, keys: [`after_${i}`] })))
+          }
+        })
+      )
+      expect((await db.query("SELECT count(*)::int AS n FROM docs WHERE id LIKE 'inv_after_%'"))[0]?.n).toBe(5)
+    } finally {
+      await relay.close()
+    }
   })
 
   it("data round-trips as text: key order, NUL and lone surrogates, $-keys, __proto__, bigints", () =>
