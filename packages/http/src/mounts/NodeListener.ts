@@ -13,6 +13,7 @@
  *   separate lines).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { TLSSocket } from "node:tls"
 import { getRequestListener, type HttpBindings, RequestError } from "@hono/node-server"
@@ -46,7 +47,25 @@ export interface NodeListenerOptions {
    * answer at once. Applies to handlers made by `makeHttpApi`.
    */
   readonly coalesceWrites?: boolean
+  /**
+   * How long an answer may wait for the client to take any of it (the
+   * connection's socket timeout while the answer is written) before the
+   * connection is closed (node gives a write that moved since the timeout was
+   * armed a second period: the cut comes one to two periods after the client
+   * stopped); a client that reads, however slowly, is never cut.
+   * node watches only the request (`headersTimeout`, `requestTimeout`) and, once
+   * an answer is handed to the OS, the keep-alive timeout: without this, a client
+   * that asks for large answers (or many pipelined ones) and never reads them
+   * keeps its connection, its file descriptor and the answers buffered for it
+   * for as long as it likes. Default 30,000; 0 turns it off. Applies to handlers
+   * made by `makeHttpApi`; a server with a `timeout` listener of its own decides
+   * itself what such a connection gets.
+   */
+  readonly unreadAnswerMs?: number
 }
+
+/** Default of `NodeListenerOptions.unreadAnswerMs`. */
+export const unread_answer_ms = 30_000
 
 /** @internal The node bridge the Express mount shares: the body can be swapped for bytes read earlier. */
 export const nodeBridge = (
@@ -56,7 +75,7 @@ export const nodeBridge = (
   const remoteAddress = options.remoteAddress ?? ((incoming: IncomingMessage) => incoming.socket.remoteAddress)
   const onError = safe(options.onError ?? ((error: unknown) => console.error(error)))
   const inner = bridgeOf(handler, remoteAddress, onError, options)
-  const refuse = answerNow(onError)
+  const refuse = answerNow(onError, unreadAnswerMsOf(options))
   return (incoming, outgoing) =>
     incoming.headers.host === undefined && incoming.httpVersionMajor === 1 && incoming.httpVersionMinor >= 1
       ? Promise.resolve(refuse(incoming, outgoing, badRequest(messages.noHost)))
@@ -235,17 +254,19 @@ export const discardRest = (incoming: IncomingMessage) => {
   incoming.resume()
 }
 
-const writeAnswer = (outgoing: ServerResponse, answer: ApiResponse) => {
-  if (outgoing.headersSent || outgoing.destroyed) return
+/** Writes the answer; false when there was nothing to write to (the connection is gone, or was answered). */
+const writeAnswer = (outgoing: ServerResponse, answer: ApiResponse): boolean => {
+  if (outgoing.headersSent || outgoing.destroyed) return false
   const headers: Record<string, string | number> = answer.headers
   if (answer.body === null) {
     outgoing.writeHead(answer.status, headers)
     outgoing.end()
-    return
+    return true
   }
   headers["content-length"] = Buffer.byteLength(answer.body)
   outgoing.writeHead(answer.status, headers)
   outgoing.end(answer.body)
+  return true
 }
 
 const badRequest = (message: string = messages.badRequest): ApiResponse => ({
@@ -275,7 +296,8 @@ const direct = (
   onError: (error: unknown) => void,
   options: NodeListenerOptions & { readonly bodyOf?: (incoming: IncomingMessage) => Uint8Array | undefined }
 ) => {
-  const answerWith = options.coalesceWrites === false ? answerNow(onError) : coalesced(onError)
+  const unreadMs = unreadAnswerMsOf(options)
+  const answerWith = options.coalesceWrites === false ? answerNow(onError, unreadMs) : coalesced(onError, unreadMs)
   return async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
     const target = targetOf(incoming, options.hostname)
     if (target === undefined) return answerWith(incoming, outgoing, badRequest())
@@ -307,16 +329,37 @@ const direct = (
 
 type AnswerWith = (incoming: IncomingMessage, outgoing: ServerResponse, answer: ApiResponse) => void
 
+const unreadAnswerMsOf = (options: NodeListenerOptions): number => {
+  const ms = options.unreadAnswerMs ?? unread_answer_ms
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError("unreadAnswerMs must be a whole number >= 0")
+  return ms
+}
+
+/**
+ * Arms the socket timeout of a connection whose answer the OS did not take at once (the client is not
+ * reading, or its buffers are full): node destroys a socket that stays `ms` without progress, and does
+ * not count a write still moving as idle. An answer queued behind an earlier one of the connection
+ * (pipelining) gets it when the connection becomes its own. The usual answer, taken at once, costs one
+ * property read; once an answer is written, node sets the keep-alive timeout in place of this one.
+ */
+const watchUnread = (outgoing: ServerResponse, ms: number) => {
+  if (ms === 0) return
+  // undefined: a response object that is not node's own (a framework's stand-in); nothing to watch
+  const socket: Duplex | null | undefined = outgoing.socket
+  if (socket === null) outgoing.once("socket", (s) => s.setTimeout(ms))
+  else if (socket !== undefined && socket.writableLength > 0) (socket as Socket).setTimeout(ms)
+}
+
 /**
  * @internal Writes one answer; a body the API left unread is discarded after it. A write
  * that throws (it should not: the API builds its own headers) is reported and
  * the connection dropped, so the client is not left waiting.
  */
 export const answerNow =
-  (onError: (error: unknown) => void): AnswerWith =>
+  (onError: (error: unknown) => void, unreadMs: number = unread_answer_ms): AnswerWith =>
   (incoming, outgoing, answer) => {
     try {
-      writeAnswer(outgoing, answer)
+      if (writeAnswer(outgoing, answer)) watchUnread(outgoing, unreadMs)
       if (!incoming.complete) outgoing.once("finish", () => discardRest(incoming))
     } catch (error) {
       onError(error)
@@ -325,8 +368,8 @@ export const answerNow =
   }
 
 /** @internal `answerNow`, deferred to the check phase of the current turn, with every other answer of that turn. */
-export const coalesced = (onError: (error: unknown) => void): AnswerWith => {
-  const write = answerNow(onError)
+export const coalesced = (onError: (error: unknown) => void, unreadMs: number = unread_answer_ms): AnswerWith => {
+  const write = answerNow(onError, unreadMs)
   let pending: Array<readonly [IncomingMessage, ServerResponse, ApiResponse]> = []
   const flush = () => {
     const batch = pending
