@@ -39,7 +39,10 @@ export class SandboxControl extends Context.Service<
      * world of one process (`layer`).
      */
     readonly refresh: Effect.Effect<void, StoreError>
-    /** Payouts sent so far (successful ones). */
+    /**
+     * Payouts paid so far, oldest first: the last `sent_payouts_max` of them
+     * (a long-running server pays without end; only tests read this list).
+     */
     readonly payouts: Effect.Effect<
       ReadonlyArray<{ readonly reference: string; readonly amount: bigint; readonly account_number: string }>
     >
@@ -174,6 +177,13 @@ const decideShared = (store: Store["Service"], key: string, business_id: string 
     })
   )
 
+/**
+ * How many paid payouts `SandboxControl.payouts` keeps: every payout the rail
+ * paid was kept for the life of the process, and each new one scanned them all
+ * (an audit counted 8,572 kept after 8,572 payouts of a reference server).
+ */
+export const sent_payouts_max = 1_000
+
 const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Service"] | undefined) =>
   Effect.gen(function* () {
     const base = options.base_url ?? "http://127.0.0.1:3000"
@@ -183,7 +193,8 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
     }
     let failNext = 0
     const failNextOf = new Map<string, number>()
-    const sent: Array<{ reference: string; amount: bigint; account_number: string }> = []
+    /** The payouts paid, by reference (one per key), the oldest dropped past `sent_payouts_max`. */
+    const sent = new Map<string, { reference: string; amount: bigint; account_number: string }>()
     const feed = yield* Queue.unbounded<ConfirmedTransfer>()
 
     // the clock of the reader (the sandbox clock in the engine): a rate kept fresh is observed "now"
@@ -218,8 +229,9 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
         )
       }
       // one payment per key, however often it is sent
-      if (!sent.some((s) => s.reference === reference)) {
-        sent.push({ reference, amount: input.amount, account_number: input.account_number })
+      if (!sent.has(reference)) {
+        sent.set(reference, { reference, amount: input.amount, account_number: input.account_number })
+        if (sent.size > sent_payouts_max) sent.delete(sent.keys().next().value as string)
       }
       return Effect.succeed({ reference })
     }
@@ -292,7 +304,7 @@ const world = (options: SandboxOptions, ids: Ids["Service"], store: Store["Servi
           : Effect.map(readRate(store), (stored) => {
               if (stored !== undefined) rate = { rate: stored.rate, as_of: stored.rate_as_of }
             }),
-      payouts: Effect.sync(() => [...sent]),
+      payouts: Effect.sync(() => [...sent.values()]),
       pushTransfer: (t) => Queue.offer(feed, t).pipe(Effect.asVoid)
     })
     return Context.make(Rates, rates)
