@@ -29,23 +29,39 @@ const codeOf = (e: unknown): string | undefined => {
   return typeof code === "string" ? code : undefined
 }
 
-/** Replaces every occurrence of the given secrets (and their URL-encoded forms) in `text`. */
-export const blank = (text: string, secrets: ReadonlyArray<string>): string => {
+/**
+ * A text to keep out of error messages: a string is blanked wherever it
+ * appears (a password); `{ word }` only where it stands alone, not inside a
+ * longer word (a user name: a short one such as `u` blanked everywhere turned
+ * "due to connection timeout" into "d***e to connection timeo***t").
+ */
+export type Secret = string | { readonly word: string }
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Replaces the given secrets (and their URL-encoded forms) in `text` with `***`. */
+export const blank = (text: string, secrets: ReadonlyArray<Secret>): string => {
   let out = text
-  for (const s of secrets) {
+  for (const secret of secrets) {
+    const s = typeof secret === "string" ? secret : secret.word
     if (s.length === 0) continue
-    for (const form of new Set([s, encodeURIComponent(s)])) out = out.split(form).join("***")
+    for (const form of new Set([s, encodeURIComponent(s)])) {
+      out =
+        typeof secret === "string"
+          ? out.split(form).join("***")
+          : out.replace(new RegExp(`(?<![\\p{L}\\p{N}_])${escaped(form)}(?![\\p{L}\\p{N}_])`, "gu"), "***")
+    }
   }
   return out
 }
 
-/** The user name and password of a connection string (to keep them out of errors). */
-export const secretsOf = (connectionString: string): ReadonlyArray<string> => {
+/** The password (blanked anywhere) and user name (blanked as a word) of a connection string, to keep them out of errors. */
+export const secretsOf = (connectionString: string): ReadonlyArray<Secret> => {
   try {
     const url = new URL(connectionString)
-    return [decodeURIComponent(url.password), url.password, decodeURIComponent(url.username), url.username].filter(
-      (s) => s.length > 0
-    )
+    const password = [decodeURIComponent(url.password), url.password]
+    const user = [decodeURIComponent(url.username), url.username].map((word) => ({ word }))
+    return [...password, ...user].filter((s) => (typeof s === "string" ? s : s.word).length > 0)
   } catch {
     // not a URL (a socket path, or garbage): blank the whole string wherever it appears
     return [connectionString]
@@ -53,7 +69,7 @@ export const secretsOf = (connectionString: string): ReadonlyArray<string> => {
 }
 
 /** A copy of `e` safe to log: name, code and message with the secrets blanked. No stack, no extra fields. */
-const sanitise = (e: unknown, secrets: ReadonlyArray<string>): Error => {
+const sanitise = (e: unknown, secrets: ReadonlyArray<Secret>): Error => {
   const original = e instanceof Error ? e : new Error(String(e))
   const copy = new Error(blank(original.message, secrets))
   copy.name = original.name
@@ -79,7 +95,7 @@ export const fromQuery = (
   e: unknown,
   what: string,
   target: { readonly kind: Kind; readonly id: string },
-  secrets: ReadonlyArray<string>
+  secrets: ReadonlyArray<Secret>
 ): StoreError | VersionConflict => {
   const code = codeOf(e)
   if (code !== undefined && retryable.has(code)) return new VersionConflict({ kind: target.kind, id: target.id })
@@ -87,7 +103,7 @@ export const fromQuery = (
 }
 
 /** `e` as a StoreError whose message names `what` failed and why, in our words. */
-export const toStoreError = (e: unknown, what: string, secrets: ReadonlyArray<string>): StoreError => {
+export const toStoreError = (e: unknown, what: string, secrets: ReadonlyArray<Secret>): StoreError => {
   if (e instanceof StoreError) return e
   const code = codeOf(e)
   const why = isConnectionError(e)

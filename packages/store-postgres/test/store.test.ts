@@ -14,7 +14,7 @@ import {
 } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { fromQuery, isConnectionError, toStoreError } from "../src/errors.ts"
+import { blank, fromQuery, isConnectionError, secretsOf, toStoreError } from "../src/errors.ts"
 import { PostgresStore } from "../src/index.ts"
 import { DATABASE_URL, withPostgres } from "./pg.ts"
 import { silentRelay } from "./relay.ts"
@@ -69,6 +69,13 @@ describe("error messages", () => {
     )
     expect(e.message).toBe("connecting failed: PostgreSQL refused it (SQLSTATE 28P01)")
     expect(String((e.cause as Error).message)).not.toMatch(/hunter2|alice/)
+    // a user name is blanked where it stands alone, not inside other words (a short one mangled messages);
+    // the password wherever it appears
+    const secrets = secretsOf("postgres://u:p%40ss@db.internal:5432/x")
+    const short = toStoreError(new Error('timeout due to connection timeout for user "u" with p@ss'), "x", secrets)
+    expect(String((short.cause as Error).message)).toBe('timeout due to connection timeout for user "***" with ***')
+    expect(blank("alice: alice2 malice alice_x", secretsOf("postgres://alice@h/db"))).toBe("***: alice2 malice alice_x")
+    expect(blank("xhunter2x", secretsOf("postgres://alice:hunter2@h/db"))).toBe("x***x")
     // node-postgres gave up waiting: the connection's answers are out of step with its statements
     expect(isConnectionError(new Error("Query read timeout"))).toBe(true)
     expect(isConnectionError(Object.assign(new Error("x"), { code: "23505" }))).toBe(false)
