@@ -7,6 +7,8 @@ import * as MemoryStore from "../src/adapters/memory/MemoryStore.ts"
 import { base_delay_ms, delay_max_ms, horizon_ms, nextAttemptDelay, nextDue } from "../src/outbox/Backoff.ts"
 import {
   claim_ms,
+  type DeliveryAttempt,
+  DeliveryObserver,
   type DispatchSummary,
   dispatchDue,
   listFailed,
@@ -239,6 +241,52 @@ describe("Outbox dispatcher", () => {
           [210 * second, 4, true, "evt_r"]
         ]
       )
+    }).pipe(Effect.provide(TestLayer))
+  )
+
+  it.effect("tells the DeliveryObserver of every recorded attempt, and an observer that throws changes nothing", () =>
+    Effect.gen(function* () {
+      const ctl = yield* control
+      const told: Array<DeliveryAttempt> = []
+      yield* ctl.failFor(hook, "always")
+      yield* enqueueEvent({ event_id: "evt_o", ids: ["ob_o"] })
+      yield* dispatchDue().pipe(Effect.provideService(DeliveryObserver, (a) => told.push(a)))
+      yield* TestClock.adjust(30 * second)
+      yield* ctl.succeedFor(hook)
+      yield* dispatchDue().pipe(Effect.provideService(DeliveryObserver, (a) => told.push(a)))
+      assert.deepStrictEqual(told, [
+        {
+          event_id: "evt_o",
+          event: "ramp.paid",
+          business_id: "biz_a",
+          mode: "test",
+          target: "webhook_url",
+          attempt: 1,
+          outcome: "retried",
+          error: MemoryNotifier.simulated_failure_message,
+          next_attempt_at: 30 * second
+        },
+        {
+          event_id: "evt_o",
+          event: "ramp.paid",
+          business_id: "biz_a",
+          mode: "test",
+          target: "webhook_url",
+          attempt: 2,
+          outcome: "delivered",
+          error: null,
+          next_attempt_at: null
+        }
+      ])
+      yield* enqueueEvent({ event_id: "evt_t", ids: ["ob_t"] })
+      const throwing = () => {
+        throw new Error("the observer's own fault")
+      }
+      assert.deepStrictEqual(
+        yield* dispatchDue().pipe(Effect.provideService(DeliveryObserver, throwing)),
+        dispatched({ delivered: 1 })
+      )
+      assert.strictEqual((yield* getRow("ob_t")).data.status, "delivered")
     }).pipe(Effect.provide(TestLayer))
   )
 

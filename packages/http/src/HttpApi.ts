@@ -154,6 +154,14 @@ export interface HttpApiOptions {
   readonly onRequest?: (entry: RequestLog) => void
   /** Called with every internal fault. */
   readonly onError?: (fault: HttpFault) => void
+  /**
+   * Called with every webhook delivery attempt once its outcome is recorded
+   * (`Dispatcher.DeliveryAttempt`: event id, business, mode, attempt, outcome,
+   * the notifier's error and the next attempt's time; never the URL or the
+   * body), from the background dispatch and `runDue` alike. The reference
+   * server logs failed attempts with it.
+   */
+  readonly onDelivery?: (attempt: Dispatcher.DeliveryAttempt) => void
 }
 
 /** The only message of a 500: nothing internal is ever disclosed. */
@@ -538,6 +546,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     rateLimit === false ? Layer.empty : (options.rateLimiter ?? layerMemory(rateLimit)),
     Layer.succeed(EngineConfig.Config, config),
     Layer.succeed(ApiDescription, { document }),
+    options.onDelivery === undefined ? Layer.empty : Layer.succeed(Dispatcher.DeliveryObserver, options.onDelivery),
     background
   ).pipe(Layer.provideMerge(store))
   const runtime = ManagedRuntime.make(services)

@@ -113,6 +113,23 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
     ...(rateLimiter === undefined ? {} : { rateLimiter }),
     baseUrl,
     onRequest: (r) => log({ level: "info", msg: "request", ...r }),
+    // a failed attempt is a warning (it will be retried), a row given up after the retry horizon an error;
+    // deliveries that succeed are not logged (the receiver's own log has them)
+    onDelivery: (d) => {
+      if (d.outcome === "delivered") return
+      log({
+        level: d.outcome === "failed" ? "error" : "warn",
+        msg: d.outcome === "failed" ? "webhook given up" : "webhook attempt failed",
+        event_id: d.event_id,
+        event: d.event,
+        business_id: d.business_id,
+        mode: d.mode,
+        target: d.target,
+        attempt: d.attempt,
+        error: d.error,
+        next_attempt_at: d.next_attempt_at === null ? null : new Date(d.next_attempt_at).toISOString()
+      })
+    },
     onError: (fault) =>
       log({
         level: "error",

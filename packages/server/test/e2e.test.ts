@@ -494,6 +494,26 @@ describe("reference server over HTTP", () => {
       const [a, b] = flaky.received
       expect(a?.headers["webhook-id"]).toBe(b?.headers["webhook-id"])
       expect(a?.body).toBe(b?.body)
+      // the failed attempt is logged for the operator: which event, why, when next; never the URL or the body
+      const warned = await server.logged(
+        (l) => l.msg === "webhook attempt failed" && l.event_id === a?.headers["webhook-id"]
+      )
+      expect(warned).toHaveLength(1)
+      expect(warned[0]).toMatchObject({
+        level: "warn",
+        event: "payment_intent.created",
+        business_id: biz.id,
+        mode: "test",
+        target: "callback_url",
+        attempt: 1,
+        error: "HTTP 500"
+      })
+      // 30 s after the attempt, on the sandbox clock (which other tests of this file advanced)
+      expect(warned[0].next_attempt_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      expect(JSON.stringify(warned[0])).not.toContain(flaky.url.replace("http://", ""))
+      expect(
+        server.lines.some((l) => l.includes('"webhook given up"') && l.includes(a?.headers["webhook-id"] as string))
+      ).toBe(false)
     } finally {
       await flaky.close()
     }
@@ -585,6 +605,14 @@ describe("reference server over HTTP", () => {
       expect(attempts.length).toBe(row.attempts)
       expect(attempts.length).toBeGreaterThan(5)
       expect(new Set(attempts.map((r) => r.body)).size).toBe(1)
+      const givenUp = await server.logged((l) => l.msg === "webhook given up" && l.event_id === firstId)
+      expect(givenUp).toHaveLength(1)
+      expect(givenUp[0]).toMatchObject({
+        level: "error",
+        attempt: row.attempts,
+        error: "HTTP 500",
+        next_attempt_at: null
+      })
       dead.setRespond(() => 200)
       const resent = await call(server.url, "POST", `/v1/webhook-deliveries/${row.id}/resend`, { key })
       expect(resent.status).toBe(200)

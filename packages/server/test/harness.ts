@@ -19,6 +19,9 @@ export interface ServerProcess {
   readonly dataDir: string
   /** Sends `signal` (default SIGTERM) and resolves with the exit code. */
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+  /** The log lines (parsed) that `match` accepts, once there is one (log lines are written once per turn). */
+  // biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON objects
+  readonly logged: (match: (line: any) => boolean, timeoutMs?: number) => Promise<Array<any>>
 }
 
 /** A fresh temporary DATA_DIR; `cleanup` removes it. */
@@ -63,6 +66,14 @@ export const startServerProcess = (env: Record<string, string>, dataDir: string)
           stop: (signal = "SIGTERM") => {
             if (child.exitCode === null) child.kill(signal)
             return exited
+          },
+          logged: async (match, timeoutMs = 5_000) => {
+            const deadline = Date.now() + timeoutMs
+            for (;;) {
+              const found = lines.map((l) => JSON.parse(l)).filter(match)
+              if (found.length > 0 || Date.now() > deadline) return found
+              await new Promise((r) => setTimeout(r, 20))
+            }
           }
         })
       }

@@ -1,7 +1,16 @@
 import { type DomainError, Errors } from "@xaalis/core"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { Notifier } from "../ports/Notifier.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, Store, StoreError, VersionConflict } from "../ports/Store.ts"
+import {
+  type Doc,
+  DuplicateKey,
+  type Mode,
+  type Page,
+  type Scope,
+  Store,
+  StoreError,
+  VersionConflict
+} from "../ports/Store.ts"
 import { nextDue } from "./Backoff.ts"
 import type { OutboxRow } from "./Outbox.ts"
 
@@ -59,6 +68,34 @@ export const last_error_max = 500
 export const list_chunk_max = 500
 
 export type OutboxDoc = Doc<OutboxRow>
+
+/** One delivery attempt of an outbox row, once its outcome is recorded. */
+export interface DeliveryAttempt {
+  readonly event_id: string
+  readonly event: OutboxRow["event"]
+  readonly business_id: string
+  readonly mode: Mode
+  /** Which of the business's URLs it went to (never the URL itself: it may carry a token). */
+  readonly target: OutboxRow["target"]
+  /** 1 for the first attempt. */
+  readonly attempt: number
+  /** `retried`: it failed and is due again at `next_attempt_at`; `failed`: it failed past the retry horizon. */
+  readonly outcome: "delivered" | "retried" | "failed"
+  /** Why it failed, in the notifier's words (`HTTP 500`, `connection refused`, …); null when delivered. */
+  readonly error: string | null
+  /** When the next attempt falls due (ms since the epoch, the engine's clock); null when delivered or given up. */
+  readonly next_attempt_at: number | null
+}
+
+/**
+ * Told of every attempt once its outcome is recorded: an operator's log or
+ * metrics (the reference server logs failures as warnings, a row given up as
+ * an error). Called synchronously; one that throws is ignored. Default: nobody.
+ */
+export const DeliveryObserver = Context.Reference<(attempt: DeliveryAttempt) => void>(
+  "@xaalis/engine/Dispatcher/DeliveryObserver",
+  { defaultValue: () => () => undefined }
+)
 
 export interface DispatchSummary {
   readonly delivered: number
@@ -121,6 +158,7 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
 }): Effect.fn.Return<DispatchSummary, StoreError, Store | Notifier> {
   const store = yield* Store
   const notifier = yield* Notifier
+  const observe = yield* DeliveryObserver
   const now = yield* Clock.currentTimeMillis
   const limit = options?.limit ?? batch_max
   const due = yield* store.transact((tx) => tx.due("outbox", now, limit))
@@ -161,7 +199,7 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
       )
       const at = yield* Clock.currentTimeMillis
 
-      let outcome: Outcome
+      let outcome: DeliveryAttempt["outcome"]
       let data: OutboxRow
       let due_at: number | null
       if (result._tag === "Success") {
@@ -177,10 +215,30 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
       }
 
       const recorded: OutboxDoc = { ...claimed, version: claimed.version + 1, due_at, data }
+      const attempted: DeliveryAttempt = {
+        event_id: row.event_id,
+        event: row.event,
+        business_id: claimed.business_id ?? "",
+        mode: claimed.mode ?? "live",
+        target: row.target,
+        attempt,
+        outcome,
+        error: data.status === "delivered" ? null : data.last_error,
+        next_attempt_at: due_at
+      }
       return yield* store
         .transact((tx) => tx.update(recorded))
         .pipe(
           Effect.as(outcome),
+          Effect.tap(() =>
+            Effect.sync(() => {
+              try {
+                observe(attempted)
+              } catch {
+                // an observer's fault is its own: the attempt is recorded
+              }
+            })
+          ),
           Effect.catchTag("VersionConflict", () => Effect.succeed("skipped" as const)),
           dieOnDuplicateKey
         )
