@@ -70,7 +70,21 @@ export interface HttpApi {
    * within the cache's `ttlMs`.
    */
   readonly forgetKeys: () => void
+  /**
+   * Whether the API can serve now: its services are built and the store
+   * answers one read by key within `timeoutMs` (default 2,000, real time).
+   * For a load balancer's readiness probe (the reference server's
+   * `GET /readyz`). Never rejects; `reason` is for the operator's log (our
+   * words and the store's error code, no credentials), not for clients.
+   */
+  readonly check: (options?: { readonly timeoutMs?: number }) => Promise<HealthCheck>
 }
+
+/** What `HttpApi.check` found. */
+export type HealthCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string }
+
+/** Default of `check`'s `timeoutMs`. */
+export const check_timeout_ms = 2_000
 
 /** One line of the server's request log. */
 export interface RequestLog {
@@ -567,6 +581,8 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     )
   )
   let disposed = false
+  /** The store read of a `check` still waiting for its answer. */
+  let checking: Promise<HealthCheck> | undefined
   let draining: Promise<void> | undefined
   let again = false
   /** Starts draining due outbox rows, not awaited; kicks during a drain make it run once more. */
@@ -991,6 +1007,45 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
       await runtime.dispose()
     },
     ready: () => runtime.context().then(() => undefined),
-    forgetKeys: () => keyCache?.clear()
+    forgetKeys: () => keyCache?.clear(),
+    check: async (options) => {
+      if (disposed) return { ok: false, reason: "stopping" }
+      const timeoutMs = options?.timeoutMs ?? check_timeout_ms
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const late = new Promise<HealthCheck>((resolve) => {
+        timer = setTimeout(
+          () => resolve({ ok: false, reason: `the store did not answer within ${timeoutMs} ms` }),
+          timeoutMs
+        )
+      })
+      // a read by key of a row that never exists: one statement, no transaction, nothing written
+      const briefly = (cause: unknown) => {
+        const e = Cause.isCause(cause) ? Cause.squash(cause) : cause
+        return e instanceof Error ? e.message : String(e)
+      }
+      // one read at a time: probes of a store that does not answer wait on the read already sent
+      // (until the store's own timeout ends it) instead of each holding one more connection
+      checking ??= runtime
+        .runPromiseExit(
+          Effect.gen(function* () {
+            const store = yield* Store
+            yield* store.transact((tx) => tx.get("counter", "health-check"))
+          })
+        )
+        .then(
+          (exit): HealthCheck =>
+            Exit.isSuccess(exit) ? { ok: true } : { ok: false, reason: `the store failed: ${briefly(exit.cause)}` },
+          (cause: unknown): HealthCheck => ({ ok: false, reason: `the API could not start: ${briefly(cause)}` })
+        )
+        .finally(() => {
+          checking = undefined
+        })
+      const read = checking
+      try {
+        return await Promise.race([read, late])
+      } finally {
+        clearTimeout(timer)
+      }
+    }
   }
 }

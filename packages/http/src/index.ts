@@ -5,7 +5,9 @@
  */
 
 export {
+  check_timeout_ms,
   type FetchHandler,
+  type HealthCheck,
   type HttpApi,
   type HttpApiOptions,
   type HttpFault,

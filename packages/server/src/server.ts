@@ -1,7 +1,7 @@
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
-import { answerClientErrors, HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
+import { answerClientErrors, type HttpApi, HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
 import type { ServerConfig } from "./config.ts"
 import { jsonLines, type LogLine } from "./log.ts"
 import { rateLimiterLayer, storeLayer } from "./store.ts"
@@ -45,6 +45,37 @@ export const stop_ms = 15_000
 export const headersTimeout = 10_000
 export const requestTimeout = 30_000
 
+/** How long `GET /readyz` reuses its last look at the store (a probe flood costs one read per period). */
+export const ready_cache_ms = 1_000
+
+const healthHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
+
+/**
+ * `GET /readyz`'s verdict: the API's `check`, one at a time, reused for
+ * `ready_cache_ms`; false while starting or stopping. A change is logged once
+ * (`not ready` with the reason, then `ready again`), not every probe.
+ */
+/** @internal */
+export const readinessOf = (current: () => HttpApi | undefined, stopping: () => boolean, log: LogLine) => {
+  let last: { readonly at: number; readonly ready: boolean } | undefined
+  let looking: Promise<boolean> | undefined
+  let logged: boolean | undefined
+  return (): Promise<boolean> => {
+    const api = current()
+    if (stopping() || api === undefined) return Promise.resolve(false)
+    if (last !== undefined && performance.now() - last.at < ready_cache_ms) return Promise.resolve(last.ready)
+    looking ??= api.check().then((result) => {
+      looking = undefined
+      last = { at: performance.now(), ready: result.ok }
+      if (!result.ok && logged !== false) log({ level: "warn", msg: "not ready", reason: result.reason })
+      else if (result.ok && logged === false) log({ level: "info", msg: "ready again" })
+      logged = result.ok
+      return result.ok
+    })
+    return looking
+  }
+}
+
 /**
  * Starts the reference server: the HTTP API of @xaalis/http on node:http, the
  * store chosen by `config.store`, webhooks over HTTP (signed; loopback http
@@ -55,13 +86,41 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   let listener: ReturnType<typeof toNodeListener> | undefined
   // once closing, every answer says `Connection: close`, so clients on keep-alive connections move away
   let draining = false
+  let served: HttpApi | undefined
+  const readiness = readinessOf(
+    () => served,
+    () => draining,
+    log
+  )
+  /**
+   * The probes of a load balancer or an orchestrator, outside the API's paths and its rate limit, not
+   * logged per request: `GET /healthz` (live: this process answers) is 200 while it runs;
+   * `GET /readyz` (ready for traffic) is 200 when the store answers a read, else 503 (starting, stopping,
+   * or the store down or silent: the reason goes to the log, not to the client).
+   */
+  const probe = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false
+    const path = (req.url ?? "").split("?", 1)[0]
+    if (path !== "/healthz" && path !== "/readyz") return false
+    const answer = (status: number, body: string) => {
+      res.writeHead(status, { ...healthHeaders, "content-length": Buffer.byteLength(body) })
+      res.end(req.method === "HEAD" ? undefined : body)
+    }
+    req.resume()
+    if (path === "/healthz") {
+      answer(200, '{"status":"ok"}')
+      return true
+    }
+    void readiness().then((ready) => answer(ready ? 200 : 503, ready ? '{"status":"ok"}' : '{"status":"unavailable"}'))
+    return true
+  }
   // requireHostHeader off: an HTTP/1.1 request without Host gets the API's error object, not node's empty 400
   const server: Server = createServer(
     // timeouts checked every second (node's default: every 30 s, on top of the timeout)
     { requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval: 1_000 },
     (req, res) => {
       if (draining) res.setHeader("connection", "close")
-      listener?.(req, res)
+      if (!probe(req, res)) listener?.(req, res)
     }
   )
   // unparsable requests get the error object too, and a line in the request log
@@ -141,6 +200,7 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   })
   // an HTTP/1.0 request may leave Host out: it is taken as addressed to this server
   listener = toNodeListener(api.fetch, { hostname: new URL(url).host })
+  served = api
   // fail at start, not on the first request, when the store cannot open (bad DATABASE_URL, unwritable DATA_DIR…)
   try {
     await api.ready()

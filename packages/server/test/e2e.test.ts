@@ -622,6 +622,27 @@ describe("reference server over HTTP", () => {
     }
   }, 60_000)
 
+  it("answers the probes /healthz and /readyz outside the API (no key, no rate limit, no request log line)", async () => {
+    const before = server.lines.length
+    for (const path of ["/healthz", "/readyz", "/readyz?probe=lb"]) {
+      const r = await call(server.url, "GET", path)
+      expect(r.status, path).toBe(200)
+      expect(r.body).toStrictEqual({ status: "ok" })
+      expect(r.headers.get("cache-control")).toBe("no-store")
+    }
+    const head = await fetch(`${server.url}/readyz`, { method: "HEAD" })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe("")
+    // other methods and neighbouring paths are the API's: its 404 error object
+    errorShape((await call(server.url, "POST", "/readyz", { body: {} })).body, "not_found")
+    errorShape((await call(server.url, "GET", "/v1/healthz")).body, "not_found")
+    await new Promise((r) => setTimeout(r, 100))
+    const logged = server.lines.slice(before).map((l) => JSON.parse(l))
+    expect(logged.filter((l) => l.path === "/healthz" || l.path === "/readyz")).toStrictEqual([
+      expect.objectContaining({ method: "POST", path: "/readyz", status: 404 })
+    ])
+  })
+
   it("serves the interactive docs page", async () => {
     const res = await fetch(`${server.url}/docs`)
     expect(res.status).toBe(200)
