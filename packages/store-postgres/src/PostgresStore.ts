@@ -126,7 +126,10 @@ export interface PostgresStoreOptions {
    * it, waited until the operating system gave up on the TCP connection. A
    * COMMIT that times out is in doubt, as one whose connection was reset: the
    * caller retries (idempotency keys, chain transaction hashes and the unique
-   * keys make a retry apply once).
+   * keys make a retry apply once). The sessions also get PostgreSQL's own
+   * `statement_timeout`, a little shorter (29 s by default), so that a
+   * statement waiting on a lock is cancelled by the server, releasing what
+   * its unit holds, rather than abandoned by the client alone.
    */
   readonly queryTimeoutMs?: number | undefined
 }
@@ -991,12 +994,14 @@ export const make = (options: PostgresStoreOptions) => Effect.map(makeBoth(optio
  * (psql) does; node-postgres alone would send no user at all.
  */
 const poolConfig = (options: PoolOptions): PoolConfig => {
+  const queryTimeout = options.queryTimeoutMs ?? defaultQueryTimeoutMs
+  const statementTimeout = options.statementTimeoutMs ?? serverSideTimeout(queryTimeout)
   const base: PoolConfig = {
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    ...(statementTimeout === undefined ? {} : { statement_timeout: statementTimeout }),
     // 0 is none for node-postgres too
-    query_timeout: options.queryTimeoutMs ?? defaultQueryTimeoutMs,
+    query_timeout: queryTimeout,
     idleTimeoutMillis: 30_000,
     application_name: "xaalis",
     // a process that stops (SIGSTOP, a debugger, a hung event loop) in the middle of a unit must not hold
@@ -1023,6 +1028,17 @@ const poolConfig = (options: PoolOptions): PoolConfig => {
   }
   return extra === undefined ? { ...base, connectionString } : { ...base, connectionString, options: extra }
 }
+
+/**
+ * PostgreSQL's own `statement_timeout` for a client-side `query_timeout` (none
+ * when that is 0): a little shorter, so that a statement waiting on a lock (or
+ * running long) is cancelled by the server, which then releases what it holds,
+ * before the client gives up on it. A client that gave up alone would leave
+ * the statement running in the server, its locks held, and the unit's unique
+ * keys taken, while the next unit on a fresh connection queued behind them.
+ */
+const serverSideTimeout = (queryTimeoutMs: number): number | undefined =>
+  queryTimeoutMs > 0 ? Math.max(1, queryTimeoutMs - Math.min(1_000, Math.floor(queryTimeoutMs / 10))) : undefined
 
 /**
  * The Store on PostgreSQL: a pool of `poolMax` connections, the schema

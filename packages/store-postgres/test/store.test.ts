@@ -13,6 +13,7 @@ import {
   unbalanced
 } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
+import { Pool } from "pg"
 import { describe, expect, it } from "vitest"
 import { blank, fromQuery, isConnectionError, secretsOf, toStoreError } from "../src/errors.ts"
 import { PostgresStore } from "../src/index.ts"
@@ -121,14 +122,60 @@ withPostgres("PostgresStore specifics", (db) => {
         Effect.scoped(
           Effect.map(
             PostgresStore.openMigratedPool({ connectionString: DATABASE_URL, schema: db.schema, ...options }),
-            (pool) => (pool as unknown as { options: { query_timeout?: number } }).options.query_timeout
+            (pool) => {
+              const { query_timeout, statement_timeout } = (
+                pool as unknown as { options: { query_timeout?: number; statement_timeout?: number } }
+              ).options
+              return { query_timeout, statement_timeout }
+            }
           )
         )
       )
     expect(PostgresStore.defaultQueryTimeoutMs).toBe(30_000)
-    expect(await timeoutOf({})).toBe(30_000)
-    expect(await timeoutOf({ queryTimeoutMs: 1_500 })).toBe(1_500)
-    expect(await timeoutOf({ queryTimeoutMs: 0 })).toBe(0)
+    // PostgreSQL's own limit a little shorter: the server cancels a statement before the client gives up on it
+    expect(await timeoutOf({})).toStrictEqual({ query_timeout: 30_000, statement_timeout: 29_000 })
+    expect(await timeoutOf({ queryTimeoutMs: 1_500 })).toStrictEqual({ query_timeout: 1_500, statement_timeout: 1_350 })
+    expect(await timeoutOf({ queryTimeoutMs: 0 })).toStrictEqual({ query_timeout: 0, statement_timeout: undefined })
+  })
+
+  it("a statement waiting on a lock past the timeout is cancelled by PostgreSQL, not only abandoned by the client", async () => {
+    const layer = PostgresStore.layer({ connectionString: DATABASE_URL, schema: db.schema, queryTimeoutMs: 1_000 })
+    const holder = new Pool({ connectionString: DATABASE_URL, max: 1, options: `-c search_path=${db.schema}` })
+    holder.on("error", () => undefined)
+    try {
+      await withStore(layer, (store) =>
+        Effect.gen(function* () {
+          yield* Effect.promise(() => db.truncate())
+          const row = doc({ id: "inv_locked", keys: ["locked"] })
+          yield* store.transact((tx) => tx.insert(row))
+          const client = yield* Effect.promise(() => holder.connect())
+          try {
+            yield* Effect.promise(() => client.query("BEGIN"))
+            yield* Effect.promise(() => client.query("SELECT 1 FROM docs WHERE id = 'inv_locked' FOR UPDATE"))
+            const started = Date.now()
+            const error = yield* failureOf(
+              store.transact((tx) => tx.update({ ...row, version: 2, data: { changed: true } }))
+            )
+            expect(tagOf(error)).toBe("StoreError")
+            expect(Date.now() - started).toBeLessThan(2_000)
+            // nothing of the store's is left waiting on the lock in the server
+            const waiting = yield* Effect.promise(() =>
+              db.query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'xaalis' AND wait_event_type = 'Lock' AND datname = current_database()"
+              )
+            )
+            expect(waiting).toStrictEqual([])
+          } finally {
+            yield* Effect.promise(() => client.query("ROLLBACK"))
+            client.release()
+          }
+          // the row can be changed again at once
+          yield* store.transact((tx) => tx.update({ ...row, version: 2, data: { changed: true } }))
+        })
+      )
+    } finally {
+      await holder.end()
+    }
   })
 
   it("a database gone silent (no reset) fails the unit within queryTimeoutMs, and the connection is not reused", async () => {
