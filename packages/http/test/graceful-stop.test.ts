@@ -109,6 +109,25 @@ describe("graceful stop with a webhook backlog", () => {
     expect(gated.finished).toHaveLength(30)
   })
 
+  it("stopBackground: requests are still served, but neither their kicks nor runDue start a delivery", async () => {
+    const gated = gatedNotifier()
+    const setupNow = setup({ notifier: gated.layer })
+    s = setupNow
+    const biz = await setupNow.business()
+    await setupNow.api.stopBackground()
+    // a request in flight during a server's drain: answered, its event committed, and left due
+    const created = await setupNow.call("POST", "/v1/payments", {
+      key: biz.secret_key_test,
+      body: { data: { amount: 100, callback_url: "https://merchant.example/hooks" } }
+    })
+    expect(created.status).toBe(201)
+    await setupNow.api.runDue()
+    await new Promise((r) => setTimeout(r, 50))
+    expect(gated.started).toHaveLength(0)
+    expect(await setupNow.api.check()).toStrictEqual({ ok: false, reason: "stopping" })
+    expect(await statuses(setupNow, biz.id, "test")).toEqual({ delivered: 0, pending: 1 })
+  })
+
   it("runDue with a signal aborted before it starts does nothing", async () => {
     const gated = gatedNotifier()
     s = setup({ notifier: gated.layer })

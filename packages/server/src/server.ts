@@ -11,10 +11,12 @@ export interface RunningServer {
   readonly url: string
   readonly port: number
   /**
-   * Graceful stop: no new connections; idle keep-alive connections close at
-   * once, busy ones after their answer (which says `Connection: close`), and any
-   * still open after `drain_ms` are cut; then the background loop stops and the
-   * stores close, within `stop_ms` or the promise rejects.
+   * Graceful stop: no new connections and no new background work (the due
+   * loop and webhook dispatch finish what they started); idle keep-alive
+   * connections close at once, busy ones after their answer (which says
+   * `Connection: close`), and any still open after `drain_ms` are cut; then the
+   * background work still in flight and the stores close within `stop_ms`, or
+   * the promise rejects.
    */
   readonly close: () => Promise<void>
 }
@@ -32,7 +34,7 @@ export const drain_ms = 10_000
  * Past it the stop fails, and the process exits as after a crash (work not
  * committed is rolled back; nothing acknowledged is lost). Longer than a
  * webhook delivery may take (`HttpNotifier`'s 10 s), so a slow receiver alone
- * never makes a stop fail.
+ * never makes a stop fail: no delivery starts once the stop has begun.
  */
 export const stop_ms = 15_000
 
@@ -49,6 +51,12 @@ export const requestTimeout = 30_000
 export const ready_cache_ms = 1_000
 
 const healthHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
+
+/** The path of a request target: origin form (`/readyz?x`), or the absolute form a proxy may send (`http://host/readyz`). */
+const probePathOf = (target: string): string => {
+  const path = target.startsWith("/") ? target : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "")
+  return path.split("?", 1)[0] ?? ""
+}
 
 /**
  * `GET /readyz`'s verdict: the API's `check`, one at a time, reused for
@@ -100,18 +108,25 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
    */
   const probe = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== "GET" && req.method !== "HEAD") return false
-    const path = (req.url ?? "").split("?", 1)[0]
+    const path = probePathOf(req.url ?? "")
     if (path !== "/healthz" && path !== "/readyz") return false
     const answer = (status: number, body: string) => {
-      res.writeHead(status, { ...healthHeaders, "content-length": Buffer.byteLength(body) })
-      res.end(req.method === "HEAD" ? undefined : body)
+      try {
+        res.writeHead(status, { ...healthHeaders, "content-length": Buffer.byteLength(body) })
+        res.end(req.method === "HEAD" ? undefined : body)
+      } catch {
+        res.destroy()
+      }
     }
     req.resume()
     if (path === "/healthz") {
       answer(200, '{"status":"ok"}')
       return true
     }
-    void readiness().then((ready) => answer(ready ? 200 : 503, ready ? '{"status":"ok"}' : '{"status":"unavailable"}'))
+    readiness().then(
+      (ready) => answer(ready ? 200 : 503, ready ? '{"status":"ok"}' : '{"status":"unavailable"}'),
+      () => answer(503, '{"status":"unavailable"}')
+    )
     return true
   }
   // requireHostHeader off: an HTTP/1.1 request without Host gets the API's error object, not node's empty 400
@@ -216,6 +231,9 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   const close = () => {
     closing ??= (async () => {
       draining = true
+      // no background work starts from now on (the due loop's next run, a dispatch kicked by a request still
+      // in flight): what is in flight finishes while the connections drain, the rest stays due for the next start
+      const background = Promise.all([due.stop(), api.stopBackground()])
       await new Promise<void>((resolve) => {
         // no new connections; idle ones close now, busy ones after their answer: a request that arrives
         // from now on is answered with Connection: close, and one already in flight has its connection
@@ -232,7 +250,7 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
         })
       })
       const released = (async () => {
-        await due.stop()
+        await background
         await api.dispose()
       })()
       let timer: ReturnType<typeof setTimeout> | undefined

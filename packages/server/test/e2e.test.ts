@@ -630,6 +630,13 @@ describe("reference server over HTTP", () => {
       expect(r.body).toStrictEqual({ status: "ok" })
       expect(r.headers.get("cache-control")).toBe("no-store")
     }
+    // the absolute form a proxy may send
+    const socket = connect(Number(new URL(server.url).port), "127.0.0.1")
+    socket.write(`GET ${server.url}/readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    let raw = ""
+    for await (const chunk of socket) raw += String(chunk)
+    expect(raw).toMatch(/^HTTP\/1\.1 200 /)
+    expect(raw).toContain('{"status":"ok"}')
     const head = await fetch(`${server.url}/readyz`, { method: "HEAD" })
     expect(head.status).toBe(200)
     expect(await head.text()).toBe("")
