@@ -16,7 +16,9 @@ for (const name of names) {
   if (!existsSync(join(dir, "LICENSE"))) problems.push(`@xaalis/${name}: no LICENSE file in the package`)
   // effect is a peer: the consumer's own copy serves every package (two copies would make two
   // incompatible sets of Effect types, and layers built with one would not typecheck with the other)
-  if (manifest.dependencies?.effect !== undefined)
+  // (the server, an application with a bin, depends on it with the same range: it must start even where
+  // peers are not installed, yarn v1 or --legacy-peer-deps, and npm dedupes it with the peers)
+  if (name !== "server" && manifest.dependencies?.effect !== undefined)
     problems.push(`@xaalis/${name}: effect must be a peer dependency, not a dependency`)
   if (existsSync(join(dir, "node_modules", "effect")))
     problems.push(`@xaalis/${name}: installed its own copy of effect`)
