@@ -9,7 +9,8 @@
 #  - the `xaalis-server` bin starts, answers and stops on SIGTERM; its create-business command runs,
 #  - the packed manifests: every file `exports` names is there, the `@xaalis/source` condition is
 #    gone (packs strip it: scripts/pack-manifest.mjs; the workspace's manifests keep it), and dist/
-#    imports only declared dependencies; the ESM program also runs with --conditions=@xaalis/source.
+#    imports only declared dependencies; the ESM program also runs with --conditions=@xaalis/source,
+#  - npm publish in a package's folder is refused, and scripts/publish.sh (the tarballs) runs --dry-run.
 # Needs the npm registry for the packages' own dependencies. Usage: npm run build && npm run pack-check
 # (through npm, so that it runs on the Node 24 of the node@24 devDependency, like every script)
 set -euo pipefail
@@ -47,6 +48,14 @@ node smoke.mjs
 node smoke.cjs
 # a consumer that passes the workspace's condition (as the examples' commands do) still runs dist/
 node --conditions=@xaalis/source smoke.mjs > /dev/null || { echo "pack-check: --conditions=@xaalis/source broke the packages"; exit 1; }
+
+echo "pack-check: publishing goes through the tarballs"
+# npm publish in a package's folder would record the restored manifest (condition included) on the registry
+if (cd "$root/packages/core" && npm publish --dry-run > "$work/publish.log" 2>&1); then
+  echo "pack-check: npm publish in packages/core was not refused"; exit 1
+fi
+grep -q "Publish from the packed tarballs" "$work/publish.log" || { cat "$work/publish.log"; exit 1; }
+(cd "$root" && bash scripts/publish.sh --dry-run > "$work/release.log" 2>&1) || { cat "$work/release.log"; exit 1; }
 
 echo "pack-check: the xaalis-server bin"
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"

@@ -5,7 +5,9 @@
 // (ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING), and a bundler or tsc given the condition reads
 // the sources instead of the build. The packed manifest also leaves out `scripts` (workspace only).
 // Every package's prepack runs `node ../../scripts/pack-manifest.mjs strip` and its postpack
-// `... restore`, in the package's folder; `strip` after an interrupted pack restores first.
+// `... restore`, in the package's folder; `strip` after an interrupted pack restores first. Its
+// prepublishOnly runs `... refuse-publish`: npm publish in the folder would send the registry the
+// manifest read after postpack (the original); scripts/publish.sh publishes the tarballs instead.
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 
 const condition = "@xaalis/source"
@@ -33,7 +35,14 @@ if (command === "strip") {
   writeFileSync("package.json", `${JSON.stringify(packed, null, 2)}\n`)
 } else if (command === "restore") {
   if (existsSync(backup)) renameSync(backup, "package.json")
+} else if (command === "refuse-publish") {
+  // prepublishOnly: `npm publish` in a package's folder would send the registry the restored manifest
+  console.error(
+    "Publish from the packed tarballs: npm run build && npm run release -- [options] (scripts/publish.sh).\n" +
+      "npm publish in a package's folder would record the workspace-only @xaalis/source condition on the registry."
+  )
+  process.exit(1)
 } else {
-  console.error("usage: node pack-manifest.mjs strip|restore (in a package's folder)")
+  console.error("usage: node pack-manifest.mjs strip|restore|refuse-publish (in a package's folder)")
   process.exit(2)
 }
