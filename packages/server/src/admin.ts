@@ -15,10 +15,12 @@
  * creation is a sandbox helper, and a key or a webhook secret must never be
  * able to roll itself.
  */
+import { existsSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { DomainError, decodeRequest, Requests } from "@xaalis/core"
 import { Businesses, type Ids, IdsAdapter, SandboxClock, type Store, type StoreError } from "@xaalis/engine"
 import { liveUrlRefusal } from "@xaalis/http"
+import { SqliteStore } from "@xaalis/store-sqlite"
 import { Cause, Effect, Exit, Layer, Result } from "effect"
 import type { ServerConfig } from "./config.ts"
 import { messages } from "./log.ts"
@@ -145,6 +147,17 @@ export const runAdmin = async (
   }
   const checked = work(command, values, config.sandbox)
   if (Result.isFailure(checked)) return { code: 2, stdout: "", stderr: `${JSON.stringify(checked.failure.toJSON())}\n` }
+  // a roll names a business that must already be in the store: with no embedded database yet there is none,
+  // and opening would create an empty one (a mistyped DATA_DIR)
+  if (command !== "create-business" && config.store.kind === "embedded") {
+    if (!existsSync(SqliteStore.pathInDataDir(config.store.dataDir))) {
+      const none = new DomainError({
+        code: "not_found",
+        message: `No business with id ${JSON.stringify(values.business)}: there is no store in DATA_DIR (${config.store.dataDir}).`
+      })
+      return { code: 2, stdout: "", stderr: `${JSON.stringify(none.toJSON())}\n` }
+    }
+  }
   const services = Layer.mergeAll(IdsAdapter.layer, config.sandbox ? SandboxClock.layer : Layer.empty).pipe(
     Layer.provideMerge(storeLayer(config.store))
   )

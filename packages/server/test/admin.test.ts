@@ -202,6 +202,17 @@ describe("operator commands of xaalis-server", () => {
       expect(outcome.stderr).toMatch(/"code":"validation_error"/)
       expect(existsSync(missing)).toBe(false)
     }
+    // well-formed, but naming a business in a store that does not exist: not_found, and still nothing created
+    for (const args of [
+      ["roll-key", "--business", "b", "--mode", "live"],
+      ["roll-webhook-secret", "--business", "b"]
+    ]) {
+      const outcome = await admin(args, env)
+      expect([args.join(" "), outcome.code, outcome.stdout]).toEqual([args.join(" "), 2, ""])
+      expect(outcome.stderr).toMatch(/"code":"not_found"/)
+      expect(outcome.stderr).toContain("there is no store in DATA_DIR")
+      expect(existsSync(missing)).toBe(false)
+    }
     for (const command of ["create-business", "roll-key", "roll-webhook-secret"]) {
       for (const flag of ["--help", "-h"]) {
         const help = await admin([command, flag], env)
