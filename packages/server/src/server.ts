@@ -215,7 +215,6 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
   })
   // an HTTP/1.0 request may leave Host out: it is taken as addressed to this server
   listener = toNodeListener(api.fetch, { hostname: new URL(url).host })
-  served = api
   // fail at start, not on the first request, when the store cannot open (bad DATABASE_URL, unwritable DATA_DIR…)
   try {
     await api.ready()
@@ -224,6 +223,8 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
     await api.dispose().catch(() => undefined)
     throw e
   }
+  // ready for traffic from now on (before, /readyz answers 503 without asking: a slow start is not an outage)
+  served = api
 
   const due = runDueEvery(api, tick_ms)
 
