@@ -52,7 +52,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] })
-})
+  // a browser's first start on a machine (font caches) on a loaded 2-core CI box took over vitest's 10 s
+}, 60_000)
 
 afterAll(async () => {
   await browser?.close()
