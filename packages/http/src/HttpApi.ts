@@ -566,7 +566,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
   const background = Layer.effect(
     Background,
     Effect.map(Semaphore.make(1), (lock) =>
-      Background.of({ exclusive: (effect) => Semaphore.withPermit(lock, effect) })
+      Background.of({ exclusive: (effect) => Semaphore.withPermit(lock, effect), stopping: () => disposed })
     )
   )
   const services = Layer.mergeAll(
@@ -599,6 +599,14 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     )
   )
   let disposed = false
+  /**
+   * Once `disposed` is set: resolves when the background work in flight (a drain, a `runDue` run, a
+   * clock advance's pass; all hold the one `Background` permit, and all stop taking rows) has ended.
+   */
+  const quiet = async () => {
+    await draining
+    await runtime.runPromiseExit(Effect.flatMap(Background, (b) => b.exclusive(Effect.void)))
+  }
   /** The store read of a `check` still waiting for its answer. */
   let checking: Promise<HealthCheck> | undefined
   let draining: Promise<void> | undefined
@@ -1008,7 +1016,7 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     runDue: async (options) => {
       const signal = options?.signal
       if (signal?.aborted === true || disposed) return
-      const stoppingRun = () => signal?.aborted === true
+      const stoppingRun = () => disposed || signal?.aborted === true
       // the sandbox clock first: another process on the same store may have advanced it
       const exit = await runtime.runPromiseExit(
         Effect.flatMap(Background, (b) =>
@@ -1021,11 +1029,11 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
     },
     stopBackground: async () => {
       disposed = true
-      await draining
+      await quiet()
     },
     dispose: async () => {
       disposed = true
-      await draining
+      await quiet()
       await runtime.dispose()
     },
     ready: () => runtime.context().then(() => undefined),

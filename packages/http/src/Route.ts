@@ -31,7 +31,11 @@ export type Method = "GET" | "POST" | "PUT"
  */
 export class Background extends Context.Service<
   Background,
-  { readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> }
+  {
+    readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /** True once the API stops its background work (`stopBackground`, `dispose`): start no delivery then. */
+    readonly stopping: () => boolean
+  }
 >()("@xaalis/http/Background") {}
 
 /** The OpenAPI document generated from the route table, served by `GET /v1/openapi.json`. */

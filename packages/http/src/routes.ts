@@ -555,7 +555,10 @@ export const routes: ReadonlyArray<Route> = [
     // outside the idempotency record: the scheduler's units of work belong to no request
     after: (answer) =>
       Effect.flatMap(Background, (background) =>
-        Effect.as(background.exclusive(settleDuplicate(Scheduler.runDue({ defer: false }))), answer)
+        Effect.as(
+          background.exclusive(settleDuplicate(Scheduler.runDue({ defer: false, stopping: background.stopping }))),
+          answer
+        )
       )
   }),
   route({

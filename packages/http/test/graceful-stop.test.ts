@@ -128,6 +128,44 @@ describe("graceful stop with a webhook backlog", () => {
     expect(await statuses(setupNow, biz.id, "test")).toEqual({ delivered: 0, pending: 1 })
   })
 
+  it("stopBackground stops a runDue called without a signal, and waits for its attempts in flight", async () => {
+    const gated = gatedNotifier()
+    const setupNow = setup({ notifier: gated.layer })
+    s = setupNow
+    const business_id = "biz_unsignalled"
+    await backlog(setupNow, business_id, 30)
+    const run = setupNow.api.runDue()
+    await vi.waitFor(() => expect(gated.started).toHaveLength(8))
+    let stopped = false
+    const stopping = setupNow.api.stopBackground().then(() => {
+      stopped = true
+    })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(stopped).toBe(false)
+    gated.open()
+    await stopping
+    await run
+    expect(gated.finished).toHaveLength(8)
+    expect(await statuses(setupNow, business_id, "test")).toEqual({ delivered: 8, pending: 22 })
+  })
+
+  it("stopBackground: a sandbox clock advance still answers but starts no delivery", async () => {
+    const gated = gatedNotifier()
+    const setupNow = setup({ notifier: gated.layer })
+    s = setupNow
+    const biz = await setupNow.business()
+    await backlog(setupNow, biz.id, 3)
+    await setupNow.api.stopBackground()
+    const advanced = await setupNow.call("POST", "/v1/test_helpers/clock/advance", {
+      key: biz.secret_key_test,
+      body: { seconds: 60 }
+    })
+    expect(advanced.status).toBe(200)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(gated.started).toHaveLength(0)
+    expect(await statuses(setupNow, biz.id, "test")).toEqual({ delivered: 0, pending: 3 })
+  })
+
   it("runDue with a signal aborted before it starts does nothing", async () => {
     const gated = gatedNotifier()
     s = setup({ notifier: gated.layer })
