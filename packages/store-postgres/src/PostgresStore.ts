@@ -126,10 +126,10 @@ export interface PostgresStoreOptions {
    * it, waited until the operating system gave up on the TCP connection. A
    * COMMIT that times out is in doubt, as one whose connection was reset: the
    * caller retries (idempotency keys, chain transaction hashes and the unique
-   * keys make a retry apply once). The sessions also get PostgreSQL's own
-   * `statement_timeout`, a little shorter (29 s by default), so that a
-   * statement waiting on a lock is cancelled by the server, releasing what
-   * its unit holds, rather than abandoned by the client alone.
+   * keys make a retry apply once). The sessions also get PostgreSQL's
+   * `lock_timeout`, a little shorter (29 s by default), so that a statement
+   * waiting on a lock is cancelled by the server, releasing what its unit
+   * holds, rather than abandoned by the client alone.
    */
   readonly queryTimeoutMs?: number | undefined
 }
@@ -995,11 +995,12 @@ export const make = (options: PostgresStoreOptions) => Effect.map(makeBoth(optio
  */
 const poolConfig = (options: PoolOptions): PoolConfig => {
   const queryTimeout = options.queryTimeoutMs ?? defaultQueryTimeoutMs
-  const statementTimeout = options.statementTimeoutMs ?? serverSideTimeout(queryTimeout)
+  const lockTimeout = lockTimeoutFor(queryTimeout)
   const base: PoolConfig = {
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    ...(statementTimeout === undefined ? {} : { statement_timeout: statementTimeout }),
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    ...(lockTimeout === undefined ? {} : { lock_timeout: lockTimeout }),
     // 0 is none for node-postgres too
     query_timeout: queryTimeout,
     idleTimeoutMillis: 30_000,
@@ -1030,14 +1031,17 @@ const poolConfig = (options: PoolOptions): PoolConfig => {
 }
 
 /**
- * PostgreSQL's own `statement_timeout` for a client-side `query_timeout` (none
- * when that is 0): a little shorter, so that a statement waiting on a lock (or
- * running long) is cancelled by the server, which then releases what it holds,
- * before the client gives up on it. A client that gave up alone would leave
- * the statement running in the server, its locks held, and the unit's unique
- * keys taken, while the next unit on a fresh connection queued behind them.
+ * PostgreSQL's `lock_timeout` for a client-side `query_timeout` (none when that
+ * is 0): a little shorter, so that a statement waiting on a lock is cancelled
+ * by the server, which then releases what its unit holds, before the client
+ * gives up on it. A client that gave up alone left the statement waiting in
+ * the server, its unit's locks and unique keys held, while the next unit on a
+ * fresh connection queued behind them. Not `statement_timeout`: that one also
+ * cuts COMMIT's wait for a synchronous standby, and PostgreSQL then reports
+ * the COMMIT as done (committed locally, not yet on the standby), so an
+ * answer could be acknowledged that a failover loses.
  */
-const serverSideTimeout = (queryTimeoutMs: number): number | undefined =>
+const lockTimeoutFor = (queryTimeoutMs: number): number | undefined =>
   queryTimeoutMs > 0 ? Math.max(1, queryTimeoutMs - Math.min(1_000, Math.floor(queryTimeoutMs / 10))) : undefined
 
 /**

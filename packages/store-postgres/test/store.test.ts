@@ -123,19 +123,27 @@ withPostgres("PostgresStore specifics", (db) => {
           Effect.map(
             PostgresStore.openMigratedPool({ connectionString: DATABASE_URL, schema: db.schema, ...options }),
             (pool) => {
-              const { query_timeout, statement_timeout } = (
-                pool as unknown as { options: { query_timeout?: number; statement_timeout?: number } }
+              const { query_timeout, statement_timeout, lock_timeout } = (
+                pool as unknown as {
+                  options: { query_timeout?: number; statement_timeout?: number; lock_timeout?: number }
+                }
               ).options
-              return { query_timeout, statement_timeout }
+              return { query_timeout, statement_timeout, lock_timeout }
             }
           )
         )
       )
     expect(PostgresStore.defaultQueryTimeoutMs).toBe(30_000)
-    // PostgreSQL's own limit a little shorter: the server cancels a statement before the client gives up on it
-    expect(await timeoutOf({})).toStrictEqual({ query_timeout: 30_000, statement_timeout: 29_000 })
-    expect(await timeoutOf({ queryTimeoutMs: 1_500 })).toStrictEqual({ query_timeout: 1_500, statement_timeout: 1_350 })
-    expect(await timeoutOf({ queryTimeoutMs: 0 })).toStrictEqual({ query_timeout: 0, statement_timeout: undefined })
+    // the server's lock_timeout a little shorter: it cancels a lock wait before the client gives up on it; no
+    // statement_timeout, which would also cut COMMIT's wait for a synchronous standby (and report it done)
+    const none = { statement_timeout: undefined }
+    expect(await timeoutOf({})).toStrictEqual({ ...none, query_timeout: 30_000, lock_timeout: 29_000 })
+    expect(await timeoutOf({ queryTimeoutMs: 1_500 })).toStrictEqual({
+      ...none,
+      query_timeout: 1_500,
+      lock_timeout: 1_350
+    })
+    expect(await timeoutOf({ queryTimeoutMs: 0 })).toStrictEqual({ ...none, query_timeout: 0, lock_timeout: undefined })
   })
 
   it("a statement waiting on a lock past the timeout is cancelled by PostgreSQL, not only abandoned by the client", async () => {
