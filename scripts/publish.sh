@@ -25,6 +25,13 @@ done
 for p in "${packages[@]}"; do
   # in dependency order, so that a package's own @xaalis dependencies are on the registry first
   tarball="$(ls "$work"/xaalis-"$p"-*.tgz)"
-  echo "publishing $(basename "$tarball")"
-  npm publish "$tarball" "$@"
+  spec="$(tar -xOzf "$tarball" package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const m=JSON.parse(s);console.log(`${m.name}@${m.version}`)})')"
+  # a release that stopped part-way resumes: a version the registry already has is skipped
+  if npm view "$spec" version > /dev/null 2>&1; then
+    echo "$spec is already published: skipped"
+    continue
+  fi
+  echo "publishing $spec"
+  # scoped packages are private by default on the registry: public, as each manifest's publishConfig says
+  npm publish "$tarball" --access public "$@"
 done
