@@ -15,7 +15,7 @@
  * creation is a sandbox helper, and a key or a webhook secret must never be
  * able to roll itself.
  */
-import { existsSync } from "node:fs"
+import { statSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { DomainError, decodeRequest, Requests } from "@xaalis/core"
 import { Businesses, type Ids, IdsAdapter, SandboxClock, type Store, type StoreError } from "@xaalis/engine"
@@ -129,6 +129,16 @@ const work = (
  * server's: in the sandbox, the sandbox clock (real time plus the stored
  * advances), so a grace period counts in the time the server checks keys with.
  */
+/** Whether nothing is at `path` (only ENOENT: a file that cannot be read is the store's to report when opened). */
+const missing = (path: string): boolean => {
+  try {
+    statSync(path)
+    return false
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT"
+  }
+}
+
 export const runAdmin = async (
   command: Command,
   args: ReadonlyArray<string>,
@@ -150,7 +160,7 @@ export const runAdmin = async (
   // a roll names a business that must already be in the store: with no embedded database yet there is none,
   // and opening would create an empty one (a mistyped DATA_DIR)
   if (command !== "create-business" && config.store.kind === "embedded") {
-    if (!existsSync(SqliteStore.pathInDataDir(config.store.dataDir))) {
+    if (missing(SqliteStore.pathInDataDir(config.store.dataDir))) {
       const none = new DomainError({
         code: "not_found",
         message: `No business with id ${JSON.stringify(values.business)}: there is no store in DATA_DIR (${config.store.dataDir}).`
