@@ -11,6 +11,15 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 packages=(core engine webhooks testkit store-sqlite store-postgres http server)
+# the registry named among the options, if any, for the "already published" check
+registry=()
+args=("$@")
+for i in "${!args[@]}"; do
+  case "${args[$i]}" in
+    --registry=*) registry=("${args[$i]}") ;;
+    --registry) registry=(--registry "${args[$((i + 1))]:-}") ;;
+  esac
+done
 for p in "${packages[@]}"; do
   [ -f "$root/packages/$p/dist/index.js" ] || { echo "packages/$p/dist is missing: run npm run build first"; exit 1; }
   (cd "$root/packages/$p" && npm pack --silent --pack-destination "$work" > /dev/null)
@@ -26,8 +35,11 @@ for p in "${packages[@]}"; do
   # in dependency order, so that a package's own @xaalis dependencies are on the registry first
   tarball="$(ls "$work"/xaalis-"$p"-*.tgz)"
   spec="$(tar -xOzf "$tarball" package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const m=JSON.parse(s);console.log(`${m.name}@${m.version}`)})')"
-  # a release that stopped part-way resumes: a version the registry already has is skipped
-  if npm view "$spec" version > /dev/null 2>&1; then
+  # a release that stopped part-way resumes: a version the registry already has is skipped (asked of the
+  # registry the publish goes to: a --registry option is passed on; an unreachable registry counts as not
+  # having it, and the publish then fails and stops the script)
+  version="${spec##*@}"
+  if [ "$(npm view "$spec" version "${registry[@]}" 2> /dev/null)" = "$version" ]; then
     echo "$spec is already published: skipped"
     continue
   fi

@@ -605,6 +605,9 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
    */
   const quiet = async () => {
     await draining
+    // work holding the permit needs the built services; while they are still being built (a slow start)
+    // there is none, and waiting for the permit would wait for the build instead of letting dispose stop it
+    if (runtime.cachedContext === undefined) return
     await runtime.runPromiseExit(Effect.flatMap(Background, (b) => b.exclusive(Effect.void)))
   }
   /** The store read of a `check` still waiting for its answer. */

@@ -84,6 +84,14 @@ describe("HttpApi.check", () => {
     }
   })
 
+  it("dispose and stopBackground return at once while the store is still being built (the build is stopped)", async () => {
+    const api = makeHttpApi({ store: Layer.effect(Store, Effect.never) })
+    const started = performance.now()
+    await api.stopBackground()
+    await api.dispose()
+    expect(performance.now() - started).toBeLessThan(1_000)
+  })
+
   it("is not ok when the store cannot be built, and once the API is disposed", async () => {
     const broken = makeHttpApi({
       store: Layer.effect(Store, Effect.fail(new StoreError({ message: "opening failed" })))
