@@ -1,8 +1,6 @@
-import { randomBytes } from "node:crypto"
-import { userInfo } from "node:os"
-import { Pool } from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { call, startServerProcess, tempDataDir } from "./harness.ts"
+import { admin, describeWithSchema, inSchema, schema } from "./postgres.ts"
 
 /**
  * Two reference servers on one PostgreSQL database share one rate limit
@@ -10,30 +8,9 @@ import { call, startServerProcess, tempDataDir } from "./harness.ts"
  * servers would let through twice the rate. Needs PostgreSQL (DATABASE_URL,
  * default 127.0.0.1:5432/test); required in CI (XAALIS_REQUIRE_POSTGRES=1).
  */
-const url = process.env.DATABASE_URL || "postgres://127.0.0.1:5432/test"
-// node-postgres takes the user from the URL, PGUSER or USER only (the servers themselves fall back to the OS user)
-if (!process.env.PGUSER && !process.env.USER) process.env.PGUSER = userInfo().username
-const required = process.env.XAALIS_REQUIRE_POSTGRES === "1"
-const schema = `xaalis_t_${randomBytes(6).toString("hex")}`
-const admin = new Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 3_000 })
-admin.on("error", () => undefined)
-const reachable = await admin.query("SELECT 1").then(
-  () => true,
-  () => false
-)
-
-describe.skipIf(!reachable && !required)("two reference servers on one PostgreSQL database", () => {
-  beforeAll(async () => {
-    await admin.query(`CREATE SCHEMA ${schema}`)
-  })
-  afterAll(async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
-    await admin.end()
-  })
-
+describeWithSchema("two reference servers on one PostgreSQL database", () => {
   it("share one rate limit: the burst is spent across both, then both answer 429", async () => {
-    const database = new URL(url)
-    database.searchParams.set("options", `-c search_path=${schema}`)
+    const database = inSchema()
     const env = { DATABASE_URL: database.toString(), RATE_LIMIT_RPS: "1", RATE_LIMIT_BURST: "4" }
     const data = tempDataDir()
     const a = await startServerProcess(env, data.dir)

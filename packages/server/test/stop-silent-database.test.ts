@@ -1,10 +1,8 @@
-import { randomBytes } from "node:crypto"
-import { userInfo } from "node:os"
-import { Pool } from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { silentRelay } from "../../store-postgres/test/relay.ts"
 import { drain_ms, stop_ms } from "../src/server.ts"
 import { call, startServerProcess, tempDataDir } from "./harness.ts"
+import { describeWithSchema, inSchema, url } from "./postgres.ts"
 
 /**
  * A graceful stop while PostgreSQL has gone silent (a partition: packets
@@ -14,30 +12,10 @@ import { call, startServerProcess, tempDataDir } from "./harness.ts"
  * after `stop_ms` and the process exits with 1 and a `shutdown failed` line.
  * Needs PostgreSQL (DATABASE_URL, default 127.0.0.1:5432/test).
  */
-const url = process.env.DATABASE_URL || "postgres://127.0.0.1:5432/test"
-if (!process.env.PGUSER && !process.env.USER) process.env.PGUSER = userInfo().username
-const required = process.env.XAALIS_REQUIRE_POSTGRES === "1"
-const schema = `${process.env.XAALIS_TEST_SCHEMA_PREFIX ?? "xaalis_t_"}${randomBytes(6).toString("hex")}`
-const admin = new Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 3_000 })
-admin.on("error", () => undefined)
-const reachable = await admin.query("SELECT 1").then(
-  () => true,
-  () => false
-)
-
-describe.skipIf(!reachable && !required)("a graceful stop with PostgreSQL gone silent", () => {
-  beforeAll(async () => {
-    await admin.query(`CREATE SCHEMA ${schema}`)
-  })
-  afterAll(async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
-    await admin.end()
-  })
-
+describeWithSchema("a graceful stop with PostgreSQL gone silent", () => {
   it("exits with 1 after stop_ms instead of waiting for ever", async () => {
     const proxy = await silentRelay(url)
-    const database = new URL(proxy.url)
-    database.searchParams.set("options", `-c search_path=${schema}`)
+    const database = inSchema(proxy.url)
     const data = tempDataDir()
     const server = await startServerProcess({ DATABASE_URL: database.toString(), RATE_LIMIT_RPS: "0" }, data.dir)
     try {
