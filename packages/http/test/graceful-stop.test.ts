@@ -29,6 +29,24 @@ const gatedNotifier = () => {
   return { layer: Layer.succeed(Notifier, notifier), open: () => open(), started, finished }
 }
 
+/** An API whose webhook attempts wait at the gate; disposed after the test. */
+const gatedSetup = () => {
+  const gated = gatedNotifier()
+  const setupNow = setup({ notifier: gated.layer })
+  s = setupNow
+  return { gated, setupNow }
+}
+
+/** With 8 attempts held at the gate, `stop()` then the gate opened: the 8 finish and none starts after them. */
+const stopWithEightInFlight = async (gated: ReturnType<typeof gatedNotifier>, stop: () => Promise<unknown>) => {
+  await vi.waitFor(() => expect(gated.started).toHaveLength(8))
+  const stopping = stop()
+  gated.open()
+  await stopping
+  expect(gated.started).toHaveLength(8)
+  expect(gated.finished).toHaveLength(8)
+}
+
 let s: Setup | undefined
 afterEach(async () => {
   await s?.api.dispose()
@@ -65,9 +83,7 @@ const backlog = async (setup: Setup, business_id: string, n: number) => {
 
 describe("graceful stop with a webhook backlog", () => {
   it("dispose: the request-kicked dispatch finishes its attempts in flight, starts no more, leaves the rest due", async () => {
-    const gated = gatedNotifier()
-    const setupNow = setup({ notifier: gated.layer })
-    s = setupNow
+    const { gated, setupNow } = gatedSetup()
     const biz = await setupNow.business()
     await backlog(setupNow, biz.id, 20)
     // one create commits an event and kicks a dispatch, which takes the whole backlog in its batch
@@ -77,30 +93,18 @@ describe("graceful stop with a webhook backlog", () => {
     })
     expect(created.status).toBe(201)
     // its eight slots hold an attempt each, waiting at the gate
-    await vi.waitFor(() => expect(gated.started).toHaveLength(8))
-    const disposing = setupNow.api.dispose()
-    gated.open()
-    await disposing
+    await stopWithEightInFlight(gated, () => setupNow.api.dispose())
     s = undefined
-    expect(gated.started).toHaveLength(8)
-    expect(gated.finished).toHaveLength(8)
     expect(await statuses(setupNow, biz.id, "test")).toEqual({ delivered: 8, pending: 13 })
   })
 
   it("runDue with a signal, and runDueEvery's stop: the run in flight ends after its attempts in flight", async () => {
-    const gated = gatedNotifier()
-    const setupNow = setup({ notifier: gated.layer })
-    s = setupNow
+    const { gated, setupNow } = gatedSetup()
     // a backlog written straight to the store, so no request kicks a dispatch: only runDue sends
     const business_id = "biz_backlog"
     await backlog(setupNow, business_id, 30)
     const loop = runDueEvery(setupNow.api, 1)
-    await vi.waitFor(() => expect(gated.started).toHaveLength(8))
-    const stopping = loop.stop()
-    gated.open()
-    await stopping
-    expect(gated.started).toHaveLength(8)
-    expect(gated.finished).toHaveLength(8)
+    await stopWithEightInFlight(gated, () => loop.stop())
     expect(await statuses(setupNow, business_id, "test")).toEqual({ delivered: 8, pending: 22 })
     // a run without a signal (the next start) sends the rest, each event once
     await setupNow.api.runDue()
@@ -110,9 +114,7 @@ describe("graceful stop with a webhook backlog", () => {
   })
 
   it("stopBackground: requests are still served, but neither their kicks nor runDue start a delivery", async () => {
-    const gated = gatedNotifier()
-    const setupNow = setup({ notifier: gated.layer })
-    s = setupNow
+    const { gated, setupNow } = gatedSetup()
     const biz = await setupNow.business()
     await setupNow.api.stopBackground()
     // a request in flight during a server's drain: answered, its event committed, and left due
@@ -129,9 +131,7 @@ describe("graceful stop with a webhook backlog", () => {
   })
 
   it("stopBackground stops a runDue called without a signal, and waits for its attempts in flight", async () => {
-    const gated = gatedNotifier()
-    const setupNow = setup({ notifier: gated.layer })
-    s = setupNow
+    const { gated, setupNow } = gatedSetup()
     const business_id = "biz_unsignalled"
     await backlog(setupNow, business_id, 30)
     const run = setupNow.api.runDue()
@@ -150,9 +150,7 @@ describe("graceful stop with a webhook backlog", () => {
   })
 
   it("stopBackground: a sandbox clock advance still answers but starts no delivery", async () => {
-    const gated = gatedNotifier()
-    const setupNow = setup({ notifier: gated.layer })
-    s = setupNow
+    const { gated, setupNow } = gatedSetup()
     const biz = await setupNow.business()
     await backlog(setupNow, biz.id, 3)
     await setupNow.api.stopBackground()
