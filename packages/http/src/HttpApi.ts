@@ -58,9 +58,10 @@ export interface HttpApi {
   readonly dispose: () => Promise<void>
   /**
    * The first half of `dispose`, for a graceful stop that still answers the
-   * requests in flight: from now on no background dispatch starts (a request's
-   * kick, a `runDue` called later) and `check` says `stopping`; resolves once
-   * the deliveries in flight are recorded. Requests are still served. Call it
+   * requests in flight: from now on no background work takes another row (a
+   * request's kick, a `runDue` run with or without a signal, a sandbox clock
+   * advance's pass) and `check` says `stopping`; resolves once the deliveries
+   * in flight are recorded. Requests are still served. Call it
    * when the stop begins, then `dispose` once the connections are closed:
    * otherwise a dispatch kicked during the drain could start a delivery (up
    * to a notifier's timeout) just before `dispose`.
@@ -81,8 +82,10 @@ export interface HttpApi {
    */
   readonly forgetKeys: () => void
   /**
-   * Whether the API can serve now: its services are built and the store
-   * answers one read by key within `timeoutMs` (default 2,000, real time).
+   * Whether the API can serve now: its services are built and a request's
+   * unit of work completed within the last `timeoutMs` (default 2,000, real
+   * time), or else the store answers one read by key within it (one such read
+   * in flight at most).
    * For a load balancer's readiness probe (the reference server's
    * `GET /readyz`). Never rejects; `reason` is for the operator's log (our
    * words and the store's error code, no credentials), not for clients.
@@ -1054,13 +1057,13 @@ export const makeHttpApi = (options: HttpApiOptions = {}): HttpApi => {
           timeoutMs
         )
       })
-      // a read by key of a row that never exists: one statement, no transaction, nothing written
       const briefly = (cause: unknown) => {
         const e = Cause.isCause(cause) ? Cause.squash(cause) : cause
         return e instanceof Error ? e.message : String(e)
       }
       // one read at a time: probes of a store that does not answer wait on the read already sent
-      // (until the store's own timeout ends it) instead of each holding one more connection
+      // (until the store's own timeout ends it) instead of each holding one more connection; a read by
+      // key of a row that never exists: one statement, no transaction, nothing written
       checking ??= runtime
         .runPromiseExit(
           Effect.gen(function* () {

@@ -59,11 +59,10 @@ const probePathOf = (target: string): string => {
 }
 
 /**
- * `GET /readyz`'s verdict: the API's `check`, one at a time, reused for
- * `ready_cache_ms`; false while starting or stopping. A change is logged once
- * (`not ready` with the reason, then `ready again`), not every probe.
+ * @internal `GET /readyz`'s verdict: the API's `check`, one at a time, reused
+ * for `ready_cache_ms`; false while starting or stopping. A change is logged
+ * once (`not ready` with the reason, then `ready again`), not every probe.
  */
-/** @internal */
 export const readinessOf = (current: () => HttpApi | undefined, stopping: () => boolean, log: LogLine) => {
   let last: { readonly at: number; readonly ready: boolean } | undefined
   let looking: Promise<boolean> | undefined
@@ -235,6 +234,8 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
       // no background work starts from now on (the due loop's next run, a dispatch kicked by a request still
       // in flight): what is in flight finishes while the connections drain, the rest stays due for the next start
       const background = Promise.all([due.stop(), api.stopBackground()])
+      // awaited after the drain; until then a rejection (neither is expected to reject) must not be unhandled
+      background.catch(() => undefined)
       await new Promise<void>((resolve) => {
         // no new connections; idle ones close now, busy ones after their answer: a request that arrives
         // from now on is answered with Connection: close, and one already in flight has its connection
