@@ -10,7 +10,7 @@ import { Readable } from "node:stream"
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify"
 import { tooLarge } from "../body.ts"
 import { contextOf, defaultPaths, errorResponse, type Handler, messages } from "./internal.ts"
-import { discardRest, targetOf } from "./NodeListener.ts"
+import { discardRest, targetOf, unreadAnswerMsOf, watchUnreadFromNow } from "./NodeListener.ts"
 
 export interface XaalisFastifyOptions {
   /** The xaalis fetch handler (`api.fetch`). */
@@ -28,6 +28,14 @@ export interface XaalisFastifyOptions {
   readonly remoteAddress?: (request: FastifyRequest) => string | undefined
   /** Host used when an HTTP/1.0 request carries no `Host` header. Without it such requests get a 400. */
   readonly hostname?: string
+  /**
+   * How long an answer of the API may wait for the client to take any of it
+   * before the connection is closed, as on the node mount (see
+   * `NodeListenerOptions.unreadAnswerMs`): a client that reads, however slowly,
+   * is never cut. Default 30,000; 0 turns it off. Only the API's answers are
+   * watched; the app's other routes keep Fastify's own timeouts.
+   */
+  readonly unreadAnswerMs?: number
 }
 
 /**
@@ -59,6 +67,7 @@ export const xaalisFastify: FastifyPluginAsync<XaalisFastifyOptions> = async (fa
   const remoteAddress = options.remoteAddress ?? ((request: FastifyRequest) => request.ip)
 
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit ?? 1_048_576
+  const unreadMs = unreadAnswerMsOf(options)
 
   // Methods node:http parses that Fastify does not route: added so that they reach the handler
   // (CONNECT never does: node answers it through the server's "connect" event)
@@ -111,6 +120,7 @@ export const xaalisFastify: FastifyPluginAsync<XaalisFastifyOptions> = async (fa
     // a body the handler left unread (an early answer, a body over its cap) is discarded after the answer
     body?.release()
     if (!request.raw.complete) reply.raw.once("finish", () => discardRest(request.raw))
+    watchUnreadFromNow(reply.raw, unreadMs)
     return reply.send(response)
   }
   for (const path of paths) {

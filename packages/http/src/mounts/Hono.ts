@@ -2,12 +2,15 @@
  * The fetch handler mounted in a Hono app with Hono's own `mount()`, plus the
  * client address when the app runs under @hono/node-server.
  */
+
+import type { ServerResponse } from "node:http"
 import { getConnInfo } from "@hono/node-server/conninfo"
 import type { Context, Env, Hono, MiddlewareHandler } from "hono"
 import { mount } from "hono/mount"
 import { routePath } from "hono/route"
 import type { Schema } from "hono/types"
 import { contextOf, defaultPaths, type Handler, normalizePrefix } from "./internal.ts"
+import { unreadAnswerMsOf, watchUnreadFromNow } from "./NodeListener.ts"
 
 export interface MountHonoOptions {
   /** Path trees forwarded to the handler, under the prefix. Default `["/v1", "/docs", "/pay"]`. */
@@ -18,6 +21,14 @@ export interface MountHonoOptions {
    * `hono/bun`, `hono/deno` or `hono/cloudflare-workers`).
    */
   readonly remoteAddress?: (c: Context) => string | undefined
+  /**
+   * Under @hono/node-server: how long an answer of the API may wait for the
+   * client to take any of it before the connection is closed, as on the node
+   * mount (see `NodeListenerOptions.unreadAnswerMs`): a client that reads,
+   * however slowly, is never cut. Default 30,000; 0 turns it off. Only the
+   * API's answers are watched. Other runtimes have their own rules.
+   */
+  readonly unreadAnswerMs?: number
 }
 
 /** The peer address under @hono/node-server (its `env` carries the node request); undefined elsewhere. */
@@ -27,6 +38,14 @@ const nodeAddress = (c: Context): string | undefined => {
   } catch {
     return undefined
   }
+}
+
+/** The node response under @hono/node-server (its `env` carries it); undefined elsewhere. */
+const nodeResponse = (c: Context): ServerResponse | undefined => {
+  const outgoing = (c.env as { readonly outgoing?: unknown } | undefined)?.outgoing
+  return typeof outgoing === "object" && outgoing !== null && "writeHead" in outgoing && "once" in outgoing
+    ? (outgoing as ServerResponse)
+    : undefined
 }
 
 /** `request` with `mountedAt` taken off the front of its path (query kept). */
@@ -58,6 +77,7 @@ export const mountHono = <E extends Env, S extends Schema, B extends string>(
   const base = normalizePrefix(prefix)
   const address = options.remoteAddress ?? nodeAddress
   const optionHandler = (c: Context) => contextOf(address(c))
+  const unreadMs = unreadAnswerMsOf(options)
   // The route path seen at run time includes the app's basePath; what precedes
   // the registered tail is the mount point to take off the request's path.
   const forwardUnder =
@@ -65,7 +85,16 @@ export const mountHono = <E extends Env, S extends Schema, B extends string>(
     (c, next) => {
       const route = routePath(c)
       const mountedAt = route.slice(0, route.length - tail.length)
-      return mount(handler, {
+      const outgoing = unreadMs === 0 ? undefined : nodeResponse(c)
+      const answer: Handler =
+        outgoing === undefined
+          ? handler
+          : async (request, context) => {
+              const response = await handler(request, context)
+              watchUnreadFromNow(outgoing, unreadMs) // the answer is ready: @hono/node-server writes it next
+              return response
+            }
+      return mount(answer, {
         optionHandler,
         replaceRequest: mountedAt === "" ? false : (request) => strip(request, mountedAt)
       })(c, next)

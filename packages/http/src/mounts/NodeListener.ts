@@ -329,7 +329,8 @@ const direct = (
 
 type AnswerWith = (incoming: IncomingMessage, outgoing: ServerResponse, answer: ApiResponse) => void
 
-const unreadAnswerMsOf = (options: NodeListenerOptions): number => {
+/** @internal `unreadAnswerMs` of a mount's options, checked. */
+export const unreadAnswerMsOf = (options: { readonly unreadAnswerMs?: number | undefined }): number => {
   const ms = options.unreadAnswerMs ?? unread_answer_ms
   if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError("unreadAnswerMs must be a whole number >= 0")
   return ms
@@ -348,6 +349,20 @@ const watchUnread = (outgoing: ServerResponse, ms: number) => {
   const socket: Duplex | null | undefined = outgoing.socket
   if (socket === null) outgoing.once("socket", (s) => s.setTimeout(ms))
   else if (socket !== undefined && socket.writableLength > 0) (socket as Socket).setTimeout(ms)
+}
+
+/**
+ * @internal For an answer a framework writes (and may stream): arms the connection's socket timeout
+ * now, as the answer is handed over, whether or not the OS will take it at once (the framework's
+ * writes cannot be watched one by one). node replaces it with the keep-alive timeout once the answer
+ * is written, so a client that takes its answer never meets it.
+ */
+export const watchUnreadFromNow = (outgoing: ServerResponse, ms: number): void => {
+  if (ms === 0) return
+  const socket: Duplex | null | undefined = outgoing.socket
+  if (socket === null)
+    outgoing.once("socket", (s) => s.setTimeout(ms)) // queued behind an earlier answer
+  else if (socket !== undefined && !outgoing.writableFinished) (socket as Socket).setTimeout(ms)
 }
 
 /**
