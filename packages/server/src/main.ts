@@ -2,7 +2,8 @@
 /**
  * `npm start`: the reference server of decisions §9 with the settings of the
  * environment (see config.ts). Stops gracefully on SIGTERM/SIGINT; a second
- * signal, a second or more after the first, exits at once.
+ * signal, a second or more after the first, exits at once. A signal during the
+ * start waits for the start (at most `stop_ms`), then stops.
  */
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -10,7 +11,7 @@ import { isCommand, runAdmin, usage } from "./admin.ts"
 import { ConfigError, fromEnv } from "./config.ts"
 import { legacyDataHint } from "./legacy.ts"
 import { jsonLines, messages } from "./log.ts"
-import { type RunningServer, startServer } from "./server.ts"
+import { type RunningServer, startServer, stop_ms } from "./server.ts"
 
 const log = jsonLines()
 
@@ -57,6 +58,7 @@ const main = async () => {
   let server: RunningServer | undefined
   let stopping = false
   let firstSignal: number | undefined
+  let abandonStart: NodeJS.Timeout | undefined
   const stop = (signal: string) => {
     const at = performance.now()
     if (firstSignal !== undefined) {
@@ -68,7 +70,17 @@ const main = async () => {
     firstSignal = at
     stopping = true
     log({ level: "info", msg: "shutting down", signal })
-    if (server !== undefined) shutdown(server) // else still starting: shut down right after start below
+    if (server !== undefined) shutdown(server)
+    else {
+      // Still starting: shut down right after the start (below). A start that waits on a database gone
+      // silent (a migration has no timeout: it may lawfully take long) would hold the stop for ever:
+      // past stop_ms the start is abandoned. Nothing was served yet, and an unfinished migration is one
+      // transaction, rolled back by the database when the connection goes.
+      abandonStart = setTimeout(() => {
+        log({ level: "error", msg: "shutdown failed", error: `the start did not finish within ${stop_ms} ms` })
+        process.exit(1)
+      }, stop_ms)
+    }
   }
   const shutdown = (running: RunningServer) =>
     running.close().then(
@@ -92,6 +104,7 @@ const main = async () => {
   })
   if (hint !== undefined) log({ level: "warn", msg: hint })
   server = await startServer(config, log)
+  clearTimeout(abandonStart) // the stop below has bounds of its own
   const where =
     config.store.kind === "embedded"
       ? `embedded store in ${config.store.dataDir}`

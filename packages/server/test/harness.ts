@@ -7,7 +7,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+/** The server's entry point, as `npm start` runs it (with `--conditions=@xaalis/source`). */
+export const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 
 export interface ServerProcess {
   readonly url: string

@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 import { expect, it } from "vitest"
 import { silentRelay } from "../../store-postgres/test/relay.ts"
 import { drain_ms, stop_ms } from "../src/server.ts"
-import { call, startServerProcess, tempDataDir } from "./harness.ts"
+import { call, main, startServerProcess, tempDataDir } from "./harness.ts"
 import { describeWithSchema, inSchema, url } from "./postgres.ts"
 
 /**
@@ -32,6 +34,41 @@ describeWithSchema("a graceful stop with PostgreSQL gone silent", () => {
       expect(server.lines.some((l) => l.includes('"msg":"shutdown failed"') && l.includes("did not stop"))).toBe(true)
     } finally {
       if (server.child.exitCode === null) server.child.kill("SIGKILL")
+      await proxy.close()
+      data.cleanup()
+    }
+  }, 60_000)
+
+  it("a stop during the start, while it waits on the silent database, exits with 1 after stop_ms", async () => {
+    const proxy = await silentRelay(url)
+    proxy.silenceOnceConnected() // the start connects, then its migration's first statement waits for ever
+    const database = inSchema(proxy.url)
+    const data = tempDataDir()
+    const child = spawn(process.execPath, ["--conditions=@xaalis/source", main], {
+      env: { ...process.env, DATABASE_URL: database.toString(), PORT: "0", DATA_DIR: data.dir, RATE_LIMIT_RPS: "0" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    child.stdout?.on("data", (c: Buffer) => {
+      stdout += c.toString()
+    })
+    const exited = once(child, "exit") as Promise<[number | null]>
+    try {
+      // longer than the 10 s connect timeout: the start is past its connect, waiting in the migration
+      await new Promise((resolve) => setTimeout(resolve, 11_000))
+      expect(child.exitCode).toBe(null) // still starting
+      expect(stdout).not.toContain('"msg":"listening"')
+      const started = performance.now()
+      child.kill("SIGTERM")
+      const [code] = await exited
+      const took = performance.now() - started
+      expect(code).toBe(1)
+      expect(took).toBeGreaterThanOrEqual(stop_ms - 100) // it gave the start its time
+      expect(took).toBeLessThan(stop_ms + 5_000)
+      expect(stdout).toContain('"msg":"shutting down"')
+      expect(stdout).toMatch(/"msg":"shutdown failed".*the start did not finish/)
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL")
       await proxy.close()
       data.cleanup()
     }

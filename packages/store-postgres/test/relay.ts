@@ -1,6 +1,9 @@
 import { once } from "node:events"
 import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 
+/** The server's ReadyForQuery message when idle ('Z', length 5, 'I'): the end of a connection's handshake. */
+const readyForQuery = Buffer.from([0x5a, 0, 0, 0, 5, 0x49])
+
 /**
  * A TCP relay to PostgreSQL that can go silent: from `silence()` on, nothing
  * passes either way and nothing is closed (a network partition: no reset, so
@@ -12,6 +15,7 @@ export const silentRelay = async (target: string) => {
   const to = new URL(target)
   const sockets = new Set<Socket>()
   let silent = false
+  let silentOnceReady = false
   const server = createServer((client) => {
     const upstream = connect(Number(to.port || 5432), to.hostname)
     for (const s of [client, upstream]) {
@@ -23,7 +27,9 @@ export const silentRelay = async (target: string) => {
       if (!silent) upstream.write(d)
     })
     upstream.on("data", (d) => {
-      if (!silent) client.write(d)
+      if (silent) return
+      client.write(d)
+      if (silentOnceReady && d.includes(readyForQuery)) silent = true
     })
     client.on("close", () => upstream.destroy())
     upstream.on("close", () => client.destroy())
@@ -37,6 +43,10 @@ export const silentRelay = async (target: string) => {
     url: url.toString(),
     silence: () => {
       silent = true
+    },
+    /** Goes silent once a connection is ready for its first query (after the handshake): a connect succeeds, the first statement waits. */
+    silenceOnceConnected: () => {
+      silentOnceReady = true
     },
     resume: () => {
       silent = false
