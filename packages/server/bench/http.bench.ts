@@ -47,7 +47,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
+import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
@@ -145,6 +145,8 @@ interface Run {
   readonly p99_us: number
   /** Server CPU microseconds per answered request. */
   readonly cpu_us: number | undefined
+  /** CPU microseconds of this process (the load generator) per answered request. */
+  readonly gen_cpu_us: number
   readonly bad: number
 }
 
@@ -165,6 +167,7 @@ const load = (
     let ok = 0
     let bad = 0
     const cpuBefore = cpuSeconds(target.child.pid)
+    const genBefore = process.cpuUsage()
     const started = performance.now()
     const instance = autocannon(
       { url: `${target.url}${path}`, method: "POST", headers, body, connections: conns, duration },
@@ -172,6 +175,7 @@ const load = (
         if (err) return reject(err)
         const elapsed = (performance.now() - started) / 1000
         const cpuAfter = cpuSeconds(target.child.pid)
+        const gen = process.cpuUsage(genBefore)
         const sorted = Float64Array.from(latencies).sort()
         resolve({
           rps: ok / elapsed,
@@ -181,6 +185,7 @@ const load = (
             cpuBefore === undefined || cpuAfter === undefined || ok === 0
               ? undefined
               : ((cpuAfter - cpuBefore) * 1e6) / ok,
+          gen_cpu_us: ok === 0 ? Number.NaN : (gen.user + gen.system) / ok,
           bad: bad + result.errors + result.timeouts
         })
       }
@@ -205,12 +210,28 @@ const median = (xs: ReadonlyArray<number>) => {
 
 const f0 = (x: number | undefined, width = 7) => (x === undefined ? "n/a" : x.toFixed(0)).padStart(width)
 
+const cores = availableParallelism()
+
+/**
+ * The most any server with `server`'s CPU per request could answer on this
+ * machine: every core busy, shared between it and the load generator (at its own
+ * CPU per request), the server's work spread perfectly over the cores. The
+ * reference server runs on one thread; this bounds what a multi-process or
+ * multi-threaded design of the same cost per request could reach.
+ */
+const ceilingOf = (server: Run, bareRps: number): { readonly rps: number; readonly ratio: number } | undefined => {
+  if (server.cpu_us === undefined || !Number.isFinite(server.gen_cpu_us)) return undefined
+  const rps = (cores * 1e6) / (server.cpu_us + server.gen_cpu_us)
+  return { rps, ratio: rps / bareRps }
+}
+
 interface Verdict {
   readonly store: string
   readonly ratio: number
   readonly p99x: number
   readonly server_cpu_us: number | undefined
   readonly bare_cpu_us: number | undefined
+  readonly ceiling: number | undefined
 }
 
 const benchStore = async (storeKind: string): Promise<Verdict> => {
@@ -292,11 +313,19 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       p50_us: med(side, "p50_us"),
       p99_us: med(side, "p99_us"),
       cpu_us: cpus(side).length === 0 ? undefined : median(cpus(side)),
+      gen_cpu_us: median(runs[side].map((r) => r.gen_cpu_us)),
       bad: 0
     })
     const ratio = med("server", "rps") / med("bare", "rps")
     const p99x = med("server", "p99_us") / med("bare", "p99_us")
     line("median", medRun("bare"), medRun("server"), ratio, p99x)
+    const ceiling = ceilingOf(medRun("server"), med("bare", "rps"))
+    const bareCeiling = ceilingOf(medRun("bare"), med("bare", "rps"))
+    if (ceiling !== undefined && bareCeiling !== undefined) {
+      console.log(
+        `  the machine's ceiling: the load generator took ${f0(medRun("bare").gen_cpu_us, 0)} µs of CPU per request against bare, ${f0(medRun("server").gen_cpu_us, 0)} µs against the server; with the server's ${f0(medRun("server").cpu_us, 0)} µs, ${cores} cores serve at most ${f0(ceiling.rps, 0)} req/s even with every core busy and the server's work spread over all of them: ${(ceiling.ratio * 100).toFixed(1)}% of bare (the same bound for bare: ${f0(bareCeiling.rps, 0)} req/s; it answered ${f0(med("bare", "rps"), 0)})`
+      )
+    }
     if (runs.floor.length > 0) {
       const f = medRun("floor")
       console.log(
@@ -328,7 +357,8 @@ const benchStore = async (storeKind: string): Promise<Verdict> => {
       ratio,
       p99x,
       server_cpu_us: medRun("server").cpu_us,
-      bare_cpu_us: medRun("bare").cpu_us
+      bare_cpu_us: medRun("bare").cpu_us,
+      ceiling: ceiling?.ratio
     }
   } finally {
     if (floorNoRows !== undefined) await stop(floorNoRows.child)
@@ -348,6 +378,6 @@ for (const storeKind of stores) verdicts.push(await benchStore(storeKind))
 console.log("\nsummary (medians; the headline is npm start's default store, embedded, when measured)")
 for (const v of verdicts) {
   console.log(
-    `  ${v.store === "embedded" ? "headline " : "         "}${v.store.padEnd(9)} rate ${(v.ratio * 100).toFixed(1).padStart(5)}% of bare (>= 50%: ${v.ratio >= 0.5 ? "MET" : "NOT MET"})  p99 ${v.p99x.toFixed(2).padStart(6)}x (<= 5x: ${v.p99x <= 5 ? "MET" : "NOT MET"})  CPU per request: server ${f0(v.server_cpu_us, 0)} µs, bare ${f0(v.bare_cpu_us, 0)} µs`
+    `  ${v.store === "embedded" ? "headline " : "         "}${v.store.padEnd(9)} rate ${(v.ratio * 100).toFixed(1).padStart(5)}% of bare (>= 50%: ${v.ratio >= 0.5 ? "MET" : "NOT MET"})  p99 ${v.p99x.toFixed(2).padStart(6)}x (<= 5x: ${v.p99x <= 5 ? "MET" : "NOT MET"})  CPU per request: server ${f0(v.server_cpu_us, 0)} µs, bare ${f0(v.bare_cpu_us, 0)} µs; ceiling on ${cores} cores ${v.ceiling === undefined ? "n/a" : `${(v.ceiling * 100).toFixed(1)}%`}`
   )
 }
