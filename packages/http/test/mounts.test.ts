@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto"
 import { once } from "node:events"
 import { createServer, request as httpRequest, type RequestListener, type Server } from "node:http"
+import { connect as http2Connect } from "node:http2"
 import { type AddressInfo, connect } from "node:net"
 import { serve } from "@hono/node-server"
 import express from "express"
@@ -607,6 +608,45 @@ describe("Fastify specifics", () => {
       expect(await (await fetch(`${origin}/health`)).text()).toBe("ok")
       expect((await fetch(`${origin}/v2/nope`)).status).toBe(404)
     } finally {
+      await app.close()
+    }
+  })
+
+  it("serves HTTP/2 (`http2: true`): the URL's host from `:authority`, the session's own idle timeout kept", async () => {
+    const app = Fastify({ http2: true })
+    await app.register(xaalisFastify, { handler: stub, prefix: "/pay-api", unreadAnswerMs: 300 })
+    await app.listen({ port: 0, host: "127.0.0.1" })
+    const port = (app.server.address() as AddressInfo).port
+    const session = http2Connect(`http://127.0.0.1:${port}`)
+    session.on("error", () => undefined)
+    const get = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({ ":path": path, "x-probe": "h2" })
+        let status = 0
+        let body = ""
+        stream.setEncoding("utf8")
+        stream.on("response", (headers) => {
+          status = Number(headers[":status"])
+        })
+        stream.on("data", (chunk: string) => {
+          body += chunk
+        })
+        stream.on("end", () => resolve({ status, body }))
+        stream.on("error", reject)
+      })
+    try {
+      const first = await get("/pay-api/v1/payments?a=1")
+      expect(first.status).toBe(200)
+      const echo = JSON.parse(first.body) as Echo
+      expect(echo.url).toBe(`http://127.0.0.1:${port}/v1/payments?a=1`)
+      expect(echo.headers).toContainEqual(["x-probe", "h2"])
+      expect(echo.headers.some(([name]) => name.startsWith(":"))).toBe(false)
+      // unreadAnswerMs watches HTTP/1 connections only: an HTTP/2 session is shared by its streams
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(session.closed || session.destroyed).toBe(false)
+      expect((await get("/pay-api/v1/payments")).status).toBe(200)
+    } finally {
+      session.destroy()
       await app.close()
     }
   })

@@ -6,6 +6,7 @@
  */
 import { once } from "node:events"
 import { createServer, request as httpRequest, type Server } from "node:http"
+import { createServer as createHttp2Server, connect as http2Connect } from "node:http2"
 import { type AddressInfo, connect, type Socket } from "node:net"
 import express from "express"
 import fc from "fast-check"
@@ -645,6 +646,58 @@ describe("requests without a Host header", () => {
     } finally {
       server.close()
       await s.api.dispose()
+    }
+  })
+})
+
+describe("over HTTP/2 (node's compatibility API)", () => {
+  it("serves the API: the host from `:authority`, bodies read, the session's own idle timeout kept", async () => {
+    const h2 = createHttp2Server(toNodeListener(s.api.fetch, { unreadAnswerMs: 300 }) as never)
+    h2.listen(0, "127.0.0.1")
+    await once(h2, "listening")
+    const port = (h2.address() as AddressInfo).port
+    const session = http2Connect(`http://127.0.0.1:${port}`)
+    session.on("error", () => undefined)
+    const send = (headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request(headers)
+        let status = 0
+        let text = ""
+        stream.setEncoding("utf8")
+        stream.on("response", (h) => {
+          status = Number(h[":status"])
+        })
+        stream.on("data", (chunk: string) => {
+          text += chunk
+        })
+        stream.on("end", () => resolve({ status, body: text }))
+        stream.on("error", reject)
+        stream.end(body)
+      })
+    try {
+      const created = await send(
+        {
+          ":method": "POST",
+          ":path": "/v1/payment-links",
+          authorization: `Bearer ${test}`,
+          "content-type": "application/json"
+        },
+        JSON.stringify({ data: { title: "Over h2", amount: 150, currency: "GMD" } })
+      )
+      expect(created.status).toBe(201)
+      const link = JSON.parse(created.body) as { id: string; amount: number }
+      expect(link.amount).toBe(150)
+      const read = await send({ ":path": `/v1/payment-links/${link.id}`, authorization: `Bearer ${test}` })
+      expect(read.status).toBe(200)
+      expect(JSON.parse(read.body)).toMatchObject({ id: link.id, amount: 150 })
+      expect((await send({ ":path": "/v1/payment-links" })).status).toBe(401)
+      expect((await send({ ":path": "/v1/openapi.json" })).status).toBe(200) // larger than a window
+      // unreadAnswerMs watches HTTP/1 connections only: an HTTP/2 session is shared by its streams
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      expect(session.closed || session.destroyed).toBe(false)
+    } finally {
+      session.destroy()
+      await new Promise<void>((resolve) => h2.close(() => resolve()))
     }
   })
 })

@@ -146,7 +146,8 @@ export const targetOf = (incoming: IncomingMessage, defaultHostname: string | un
     if (target[0] !== "/" && (target.startsWith("http://") || target.startsWith("https://"))) {
       return backslashInPath(target) ? undefined : parsed(new URL(target))
     }
-    const host = incoming.headers.host || defaultHostname
+    // HTTP/2 (node's compatibility API) names the host `:authority`
+    const host = incoming.headers.host || (incoming.headers[":authority"] as string | undefined) || defaultHostname
     if (!host) return undefined
     const scheme = (incoming.socket as Partial<TLSSocket>).encrypted === true ? "https" : "http"
     if (!simpleHost.test(host)) {
@@ -348,7 +349,10 @@ const watchUnread = (outgoing: ServerResponse, ms: number) => {
   // undefined: a response object that is not node's own (a framework's stand-in); nothing to watch
   const socket: Duplex | null | undefined = outgoing.socket
   if (socket === null) outgoing.once("socket", (s) => s.setTimeout(ms))
-  else if (socket !== undefined && socket.writableLength > 0) (socket as Socket).setTimeout(ms)
+  // not on HTTP/2 (node's compatibility API): the socket is the session's, shared by its streams
+  else if (socket !== undefined && socket.writableLength > 0 && !("stream" in outgoing)) {
+    ;(socket as Socket).setTimeout(ms)
+  }
 }
 
 /**
@@ -358,7 +362,8 @@ const watchUnread = (outgoing: ServerResponse, ms: number) => {
  * is written, so a client that takes its answer never meets it.
  */
 export const watchUnreadFromNow = (outgoing: ServerResponse, ms: number): void => {
-  if (ms === 0) return
+  // HTTP/2 (a framework's `http2: true`): the socket is the session's, shared by its streams, with a timeout of its own
+  if (ms === 0 || "stream" in outgoing) return
   const socket: Duplex | null | undefined = outgoing.socket
   if (socket === null)
     outgoing.once("socket", (s) => s.setTimeout(ms)) // queued behind an earlier answer
