@@ -13,6 +13,7 @@ import {
 } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import { unitOfWorkIn } from "../src/usecases/common.ts"
 import { business, codeOf, testLayer } from "./setup.ts"
 
 type Live = Effect.Success<ReturnType<typeof business>>["live"]
@@ -35,6 +36,28 @@ const invoiceRecover =
     const made = touched.find((t) => t.kind === "invoice")
     return made === undefined ? Effect.succeed(undefined) : Invoices.getInvoice(live, made.id)
   }
+
+describe("idempotency keys", () => {
+  it.effect(
+    "1 to 255 visible ASCII characters, as over HTTP: any other key is validation_error, and nothing runs",
+    () =>
+      Effect.gen(function* () {
+        const { live } = yield* business()
+        let ran = 0
+        const request = Effect.sync(() => ++ran)
+        for (const key of ["", " ", "a b", "é", "tab\tkey", "x".repeat(256)]) {
+          const refused = yield* Effect.flip(Idempotency.idempotent(live, key, "f", request))
+          assert.strictEqual(codeOf(refused), "validation_error", JSON.stringify(key))
+        }
+        assert.strictEqual(ran, 0)
+        // a key the store keeps whole: 255 characters, under a record id of 297
+        assert.strictEqual(yield* Idempotency.idempotent(live, "k".repeat(255), "f", request), 1)
+        assert.strictEqual(yield* Idempotency.idempotent(live, "k".repeat(255), "f", request), 1)
+        assert.strictEqual(yield* Idempotency.idempotent(live, "K".repeat(255), "f", request), 2)
+        assert.strictEqual(ran, 2)
+      }).pipe(Effect.provide(testLayer()))
+  )
+})
 
 describe("idempotency records", () => {
   it.effect("a key whose first use is still running is never forgotten, however far the clock moves", () =>
@@ -241,7 +264,7 @@ describe("idempotency after a crash before any effect", () => {
         // a helper's shape: a read-only unit (finding an owner), then the effect; cut off between the two
         const readThenCut = Effect.andThen(
           Effect.flatMap(Store, (store) =>
-            store.transact((tx) => tx.list("conversion", live, { limit: 1, offset: 0 }))
+            unitOfWorkIn(store, (tx) => tx.list("conversion", live, { limit: 1, offset: 0 }))
           ),
           Effect.interrupt
         )

@@ -394,12 +394,18 @@ const queryRecord = (url: URL): Record<string, string> => {
  * business creation): the client's address, so that a key used from one
  * address can be neither replayed (the answer holds secret keys), nor probed,
  * nor claimed in advance from another. Use a random key (a UUID), as with every
- * Idempotency-Key.
+ * Idempotency-Key. An address longer than any IP address's text (a mount's
+ * own `remoteAddress` may give anything) stands as its SHA-256, so the
+ * record's id stays within the Store's `store_text_length_max`.
  */
 const keylessScope = (remoteAddress: string | undefined): Caller => {
-  const id = `keyless:${remoteAddress ?? "unknown"}`
+  const address = remoteAddress ?? "unknown"
+  const id = `keyless:${address.length <= keyless_address_length_max ? address : digestOf("sha256", address)}`
   return { business_id: id, mode: "test", account_id: id }
 }
+
+/** Longest client address a keyless scope names as it is (an IPv6 address with a zone is under it). */
+const keyless_address_length_max = 64
 
 /**
  * The idempotency fingerprint (`Idempotency.Fingerprint`): `value`, SHA-256 of

@@ -1,3 +1,4 @@
+import { Idempotency } from "@xaalis/engine"
 import { Schema } from "effect"
 
 /**
@@ -6,14 +7,14 @@ import { Schema } from "effect"
  * document.
  */
 
-/** Longest `Idempotency-Key` accepted (a UUID is 36; 255 leaves room for composite keys). */
-export const idempotency_key_length_max = 255
+/** Longest `Idempotency-Key` accepted: the engine's rule (a UUID is 36; 255 leaves room for composite keys). */
+export const idempotency_key_length_max = Idempotency.key_length_max
 
 /** `Idempotency-Key`: 1 to 255 visible ASCII characters (no spaces or control characters). */
 export const IdempotencyKey = Schema.String.check(
   Schema.isMinLength(1),
   Schema.isMaxLength(idempotency_key_length_max),
-  Schema.isPattern(/^[\x21-\x7e]+$/)
+  Schema.isPattern(Idempotency.key_pattern)
 ).annotate({
   description:
     "Makes a POST safe to retry: the same key with the same request replays the first response (status and body) with one side effect; a different request under the same key is idempotency_conflict. Scoped to the business and mode, kept at least 24 hours. 1 to 255 visible ASCII characters."

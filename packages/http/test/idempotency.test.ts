@@ -1,3 +1,5 @@
+import { store_text_length_max } from "@xaalis/engine"
+import { Effect } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { expectError, type Setup, setup } from "./helpers.ts"
 
@@ -283,6 +285,19 @@ describe("Idempotency-Key", () => {
     expect(elsewhere.status).toBe(201)
     expect(elsewhere.body.secret_key_live).not.toBe(one.body.secret_key_live)
     expect((await create({ name: "Other" }, "biz-1", "198.51.100.10")).status).toBe(201)
+    // an address longer than an IP address's text (a mount's own remoteAddress) is scoped by its digest:
+    // the key record's id stays within the Store's length, and it still replays and keeps addresses apart
+    const longAddress = `client-${"a".repeat(200)}`
+    const longKey = "k".repeat(255)
+    const far = await create({ name: "Idem" }, longKey, longAddress)
+    expect(far.status).toBe(201)
+    expect((await create({ name: "Idem" }, longKey, longAddress)).text).toBe(far.text)
+    const farOther = await create({ name: "Idem" }, longKey, `${longAddress}b`)
+    expect(farOther.status).toBe(201)
+    expect(farOther.body.id).not.toBe(far.body.id)
+    const ids = await Effect.runPromise(s.store.transact((tx) => tx.due("idempotency", Number.MAX_SAFE_INTEGER, 1_000)))
+    expect(ids.length).toBeGreaterThan(0)
+    for (const { id } of ids) expect(id.length).toBeLessThanOrEqual(store_text_length_max)
   })
 })
 

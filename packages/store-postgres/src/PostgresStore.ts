@@ -563,7 +563,12 @@ const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
    * StoreError: `post`). The unit's next statement (or its COMMIT) goes out right behind it and
    * reports its failure; the unit can never commit without it.
    */
-  const defer = (unit: Unit, config: QueryConfig, what: string, target: Target): Effect.Effect<void, StoreError> =>
+  const defer = (
+    unit: Unit,
+    config: QueryConfig,
+    what: string,
+    target: Target
+  ): Effect.Effect<void, StoreError | VersionConflict> =>
     Effect.suspend(() => {
       if (unit.failed !== undefined) return Effect.fail(aborted(what))
       unit.last = target
@@ -571,7 +576,7 @@ const makeBoth = Effect.fnUntraced(function* (options: PostgresStoreOptions) {
       try {
         answer = send(unit, config)
       } catch (e) {
-        return Effect.fail(failure(unit, e, what, target) as StoreError)
+        return Effect.fail(failure(unit, e, what, target))
       }
       const outcome = answer.then(
         () => undefined,

@@ -924,6 +924,9 @@ const makeWithChanges = (
               catch: (e) => storeError("purge", e)
             })
           )
+        ).pipe(
+          // the port allows any read to lose a race; this store's units run one at a time and never do
+          Effect.catchTag("VersionConflict", (e) => Effect.fail(storeError("purge", e)))
         )
     })
     return { store: Store.of({ transact, ledger }), changes, purge }

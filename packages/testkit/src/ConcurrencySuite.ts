@@ -335,7 +335,7 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
                   asOwnProcess(
                     Idempotency.idempotent(
                       live,
-                      `key-${what}`,
+                      `key-${what.replaceAll(" ", "-")}`,
                       `POST ${what}`,
                       create() as Effect.Effect<unknown, DomainError | StoreError, EngineServices>
                     )

@@ -103,8 +103,20 @@ export interface EngineModelOptions {
   readonly replayPath?: string | undefined
   /** fast-check verbosity (default 0: the counterexample, its seed and path). */
   readonly verbose?: 0 | 1 | 2 | undefined
-  /** Test timeout in ms (default: 60 s + 100 ms per run). */
+  /**
+   * Test timeout in ms (default: 60 s + 100 ms per run). A property that runs
+   * out of it fails with its seed, and starts no further run: see `timeLimitMs`.
+   */
   readonly timeout?: number | undefined
+  /**
+   * Starts no new run after this many ms and fails with fast-check's
+   * "Property interrupted after N tests { seed }" (a run under way finishes
+   * first). `engineModelSuite` sets it a little under its test timeout, so that
+   * runs cut off by the timeout never go on behind the next test, building
+   * fresh layers on (and emptying) a database the next test uses. Default for
+   * `runEngineModel`: none.
+   */
+  readonly timeLimitMs?: number | undefined
 }
 
 // ---------------------------------------------------------------------------
@@ -1718,10 +1730,17 @@ export const runEngineModel = async (
       numRuns: runs,
       verbose: options?.verbose ?? 0,
       ...(options?.seed === undefined ? {} : { seed: options.seed }),
-      ...(options?.path === undefined ? {} : { path: options.path })
+      ...(options?.path === undefined ? {} : { path: options.path }),
+      ...(options?.timeLimitMs === undefined
+        ? {}
+        : { interruptAfterTimeLimit: options.timeLimitMs, markInterruptAsFailure: true })
     }
   )
 }
+
+/** The time limit of the property under a test `timeout`: a tenth of it (at least 5 s) is left for the last run. */
+export const timeLimitUnder = (timeout: number): number =>
+  Math.max(1, timeout - Math.max(5_000, Math.round(timeout / 10)))
 
 /**
  * Registers the engine model suite as a vitest `describe` block. `makeLayer`
@@ -1734,11 +1753,13 @@ export const engineModelSuite = (
 ): void => {
   const runs = Math.max(1, options?.runs ?? 100)
   const maxCommands = Math.max(1, options?.maxCommands ?? 25)
+  const timeout = options?.timeout ?? 60_000 + runs * 100
+  const timeLimitMs = options?.timeLimitMs ?? timeLimitUnder(timeout)
   describe(`Engine model: ${name}`, () => {
     it(
       `random interleavings of create, transfer, duplicate, payout failure, clock and scheduler, payment, intent and invoice commands keep every invariant (${runs} runs, up to ${maxCommands} commands)`,
-      () => runEngineModel(makeLayer, options),
-      options?.timeout ?? 60_000 + runs * 100
+      () => runEngineModel(makeLayer, { ...options, timeLimitMs }),
+      timeout
     )
   })
 }

@@ -30,7 +30,9 @@ import {
   Store,
   type StoreError,
   StorePurge,
-  type Tx
+  store_text_length_max,
+  type Tx,
+  type VersionConflict
 } from "@xaalis/engine"
 import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Result } from "effect"
 import fc from "fast-check"
@@ -461,6 +463,40 @@ export const storeConformance = (
           expect((yield* getDoc(store, "invoice", "inv_v"))?.version).toBe(1)
         }))
 
+      test("ids and keys are compared exactly: case, trailing spaces and Unicode forms make different ones", (store) =>
+        Effect.gen(function* () {
+          // a MySQL/MariaDB default collation folds case, and `_bin` collations with PAD SPACE ignore
+          // trailing spaces: idempotency keys and deposit addresses are case-sensitive, every byte counts
+          const spellings = ["a", "A", "a ", " a", "a\u0301", "\u00e1", "\u00c1", "ß", "ss"]
+          yield* insertAll(
+            store,
+            spellings.map((id, i) => mk({ id, keys: [`k:${id}`], data: { n: i } }))
+          )
+          for (const [i, id] of spellings.entries()) {
+            expect((yield* getDoc(store, "invoice", id))?.data, `get ${JSON.stringify(id)}`).toStrictEqual({ n: i })
+            const byKey = yield* store.transact((tx) => tx.getByKey("invoice", `k:${id}`))
+            expect(byKey?.id, `getByKey ${JSON.stringify(`k:${id}`)}`).toBe(id)
+          }
+          expect(yield* getDoc(store, "invoice", "a  ")).toBeUndefined()
+          expect(yield* store.transact((tx) => tx.getByKey("invoice", "K:a"))).toBeUndefined()
+        }))
+
+      test(`ids and keys of ${store_text_length_max} characters (any Unicode) are kept whole`, (store) =>
+        Effect.gen(function* () {
+          // the longest the engine writes: an idempotency record, <business id>:<mode>:<key of up to 255>
+          const long = (c: string) => c.repeat(store_text_length_max)
+          const ascii = mk({ id: long("i"), keys: [long("k")] })
+          const wide = mk({ id: long("ë"), keys: [long("✓")] })
+          yield* insertAll(store, [ascii, wide])
+          expect(yield* getDoc(store, "invoice", ascii.id)).toStrictEqual(ascii)
+          expect(yield* getDoc(store, "invoice", wide.id)).toStrictEqual(wide)
+          expect((yield* store.transact((tx) => tx.getByKey("invoice", long("k"))))?.id).toBe(ascii.id)
+          expect((yield* store.transact((tx) => tx.getByKey("invoice", long("✓"))))?.id).toBe(wide.id)
+          // one character less is another id and another key
+          expect(yield* getDoc(store, "invoice", ascii.id.slice(1))).toBeUndefined()
+          expect(yield* store.transact((tx) => tx.getByKey("invoice", long("k").slice(1)))).toBeUndefined()
+        }))
+
       test("get of an unknown id, or of an id stored under another kind, is undefined", (store) =>
         Effect.gen(function* () {
           yield* insertAll(store, [mk({ id: "inv_1" })])
@@ -715,7 +751,10 @@ export const storeConformance = (
           Effect.gen(function* () {
             // the engine's pattern (a chain transfer's first reports, a counter's first write): look the
             // row up, insert it when absent; the engine runs a unit again on VersionConflict only
-            const race = (find: (tx: Tx) => Effect.Effect<Doc | undefined, StoreError>, row: (i: number) => Doc) =>
+            const race = (
+              find: (tx: Tx) => Effect.Effect<Doc | undefined, StoreError | VersionConflict>,
+              row: (i: number) => Doc
+            ) =>
               Effect.forEach(
                 Array.from({ length: concurrency * 2 }, (_, i) => i),
                 (i) =>

@@ -2,6 +2,7 @@ import { Decimal } from "@xaalis/core"
 import { IdsAdapter, MemoryNotifier, MemoryStore, Sandbox, Store, type Tx } from "@xaalis/engine"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
+import { timeLimitUnder } from "../src/EngineModel.ts"
 import { runEngineModel } from "../src/index.ts"
 
 /**
@@ -118,4 +119,32 @@ describe("the engine model suite catches broken engines", () => {
       ),
     60_000
   )
+})
+
+describe("the engine model suite out of time", () => {
+  it("starts no run past timeLimitMs and fails with the seed, so nothing goes on behind the next test", async () => {
+    let builds = 0
+    const counted = () => {
+      builds += 1
+      return mutant((tx) => tx)()
+    }
+    const started = performance.now()
+    const failure = await runEngineModel(counted, { runs: 100_000, maxCommands: 25, timeLimitMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e as Error
+    )
+    expect(failure?.message).toMatch(/Property interrupted after \d+ tests\s*\{ seed: -?\d+ \}/)
+    expect(performance.now() - started).toBeLessThan(20_000)
+    const atFailure = builds
+    expect(atFailure).toBeGreaterThan(0)
+    expect(atFailure).toBeLessThan(100_000)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(builds).toBe(atFailure) // no run started after the failure
+  }, 30_000)
+
+  it("engineModelSuite leaves a tenth of its timeout (at least 5 s) for the run under way", () => {
+    expect(timeLimitUnder(60_000)).toBe(54_000)
+    expect(timeLimitUnder(20_000)).toBe(15_000)
+    expect(timeLimitUnder(860_000)).toBe(774_000)
+  })
 })

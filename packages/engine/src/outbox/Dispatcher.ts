@@ -11,6 +11,7 @@ import {
   StoreError,
   VersionConflict
 } from "../ports/Store.ts"
+import { unitOfWorkIn } from "../usecases/common.ts"
 import { nextDue } from "./Backoff.ts"
 import type { OutboxRow } from "./Outbox.ts"
 
@@ -161,7 +162,7 @@ export const dispatchDue = Effect.fn("Outbox.dispatchDue")(function* (options?: 
   const observe = yield* DeliveryObserver
   const now = yield* Clock.currentTimeMillis
   const limit = options?.limit ?? batch_max
-  const due = yield* store.transact((tx) => tx.due("outbox", now, limit))
+  const due = yield* unitOfWorkIn(store, (tx) => tx.due("outbox", now, limit))
 
   const claim = (doc: OutboxDoc): Effect.Effect<OutboxDoc | undefined, StoreError> =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
@@ -321,7 +322,7 @@ export const listFailed = Effect.fn("Outbox.listFailed")(function* (
   page: Page
 ): Effect.fn.Return<{ readonly docs: ReadonlyArray<OutboxDoc>; readonly total: number }, StoreError, Store> {
   const store = yield* Store
-  return yield* store.transact((tx) =>
+  return yield* unitOfWorkIn(store, (tx) =>
     Effect.gen(function* () {
       // Tx.list pages before any filter, so the whole scope is scanned and paged afterwards.
       const failed: Array<OutboxDoc> = []

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
-import type { Doc, DuplicateKey, Mode, StoreError, Tx } from "../ports/Store.ts"
+import type { Doc, DuplicateKey, Mode, StoreError, Tx, VersionConflict } from "../ports/Store.ts"
 
 /** Event names of the spec's event table. */
 export type EventName =
@@ -91,8 +91,11 @@ const insertAll = Effect.fnUntraced(function* (tx: Tx, docs: ReadonlyArray<Doc>)
   for (const doc of docs) yield* tx.insert(doc)
 })
 
+/** How writing to the outbox fails: as the unit's inserts do. */
+type WriteErr = StoreError | DuplicateKey | VersionConflict
+
 /** Writes an event to the outbox inside the caller's unit of work: one row per distinct target URL. */
-export const enqueue = (tx: Tx, input: EnqueueInput): Effect.Effect<void, StoreError | DuplicateKey> => {
+export const enqueue = (tx: Tx, input: EnqueueInput): Effect.Effect<void, WriteErr> => {
   const docs = rowsOf(input)
   return docs.length === 1 ? tx.insert(docs[0] as Doc) : insertAll(tx, docs)
 }
@@ -111,7 +114,7 @@ export interface PublishInput {
  * row id per target from the Ids port, then writes it as `enqueue` does. No
  * targets, no rows.
  */
-export const publish: (tx: Tx, input: PublishInput) => Effect.Effect<void, StoreError | DuplicateKey, Ids> =
+export const publish: (tx: Tx, input: PublishInput) => Effect.Effect<void, WriteErr, Ids> =
   Effect.fnUntraced(function* (tx: Tx, input: PublishInput) {
     if (input.targets.length === 0) return
     const ids = yield* Ids

@@ -81,38 +81,69 @@ export class VersionConflict extends Data.TaggedError("VersionConflict")<{
 /** An insert reused an id or a unique key. */
 export class DuplicateKey extends Data.TaggedError("DuplicateKey")<{ readonly kind: Kind; readonly key: string }> {}
 
-/** What a unit of work can do. Everything done through one `Tx` commits together or not at all. */
+/**
+ * What a unit of work can do. Everything done through one `Tx` commits together or not at all.
+ *
+ * - **Ids and keys are compared exactly**, code unit for code unit: no case
+ *   folding, no padding or trimming of spaces, no Unicode normalisation. `a`,
+ *   `A`, `a ` and `a\u0301` are four ids (idempotency keys and deposit
+ *   addresses are case-sensitive). PostgreSQL: `COLLATE "C"`; SQLite's default
+ *   `BINARY`; MySQL/MariaDB: a binary type or a `_bin` collation without
+ *   space padding (their default collations fold case, and `utf8mb4_bin`
+ *   ignores trailing spaces).
+ * - **Ids and keys are at most `store_text_length_max` (400) characters**,
+ *   any Unicode (invoice numbers are the caller's text). The longest the engine
+ *   writes is an idempotency record's id, `<scope>:<mode>:<key>` with a key of
+ *   up to 255 characters: 297 for a business, at most 333 for the HTTP API's
+ *   keyless scope (`keyless:<client address, or its SHA-256>`).
+ * - **Any operation may fail with `VersionConflict`** when the unit lost a race
+ *   (a deadlock or serialisation failure of the database, a row a concurrent
+ *   unit wrote first): the engine then runs the unit again from scratch.
+ */
 export interface Tx {
-  readonly get: (kind: Kind, id: string) => Effect.Effect<Doc | undefined, StoreError>
-  readonly getByKey: (kind: Kind, key: string) => Effect.Effect<Doc | undefined, StoreError>
+  readonly get: (kind: Kind, id: string) => Effect.Effect<Doc | undefined, StoreError | VersionConflict>
+  readonly getByKey: (kind: Kind, key: string) => Effect.Effect<Doc | undefined, StoreError | VersionConflict>
   /**
-   * Adds a row. An existing id of the kind, or a key of the kind another row
-   * holds, is refused with `DuplicateKey` having written nothing (no row, no
-   * key claimed, the other row untouched), so a unit may catch it and go on to
+   * Adds a row, stored with version 1 whatever `doc.version` says. An
+   * existing id of the kind, or a key of the kind another row holds, is
+   * refused with `DuplicateKey` having written nothing (no row, no key
+   * claimed, the other row untouched), so a unit may catch it and go on to
    * commit: the engine applies a chain transfer by inserting its identity row
-   * first, and a refusal means "seen before".
+   * first, and a refusal means "seen before". (`DuplicateKey.key` names what
+   * clashed, for messages: the project's stores say `id:<id>` for the id.)
    */
-  readonly insert: (doc: Doc) => Effect.Effect<void, StoreError | DuplicateKey>
+  readonly insert: (doc: Doc) => Effect.Effect<void, StoreError | DuplicateKey | VersionConflict>
   /** Replaces the row whose version is `doc.version - 1`; otherwise `VersionConflict`. */
   readonly update: (doc: Doc) => Effect.Effect<void, StoreError | VersionConflict | DuplicateKey>
-  /** Newest first (created_at, then id), with the total count of the scope. */
+  /**
+   * Newest first: `created_at` descending, then `id` descending (code unit
+   * order) among rows created in the same millisecond; with the total count of
+   * the scope.
+   */
   readonly list: (
     kind: Kind,
     scope: Scope,
     page: Page
-  ) => Effect.Effect<{ readonly docs: ReadonlyArray<Doc>; readonly total: number }, StoreError>
+  ) => Effect.Effect<{ readonly docs: ReadonlyArray<Doc>; readonly total: number }, StoreError | VersionConflict>
   /** Rows of `kind` with `due_at <= now`, oldest due first, at most `limit`. */
-  readonly due: (kind: Kind, now: number, limit: number) => Effect.Effect<ReadonlyArray<Doc>, StoreError>
+  readonly due: (
+    kind: Kind,
+    now: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<Doc>, StoreError | VersionConflict>
   /** Appends ledger lines; the adapter refuses a set that does not balance per transaction and currency. */
-  readonly post: (entries: ReadonlyArray<LedgerEntry>) => Effect.Effect<void, StoreError>
+  readonly post: (entries: ReadonlyArray<LedgerEntry>) => Effect.Effect<void, StoreError | VersionConflict>
   /** Sum of entries per account and currency for a scope. */
   readonly balances: (
     scope: Scope
   ) => Effect.Effect<
     ReadonlyArray<{ readonly account: string; readonly currency: "GMD" | "USD"; readonly amount: bigint }>,
-    StoreError
+    StoreError | VersionConflict
   >
 }
+
+/** Longest id or unique key a Store must keep, in characters (see `Tx`). */
+export const store_text_length_max = 400
 
 /**
  * The Store port. `transact` runs a unit of work atomically and isolated from

@@ -2,8 +2,16 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { DomainError, Errors } from "@xaalis/core"
 import { Context, Effect } from "effect"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, DuplicateKey, type Mode, Store, type StoreError, type Tx } from "../ports/Store.ts"
-import { type Caller, newDoc, notFound, now, revise, unitOfWork } from "./common.ts"
+import {
+  type Doc,
+  DuplicateKey,
+  type Mode,
+  Store,
+  type StoreError,
+  type Tx,
+  type VersionConflict
+} from "../ports/Store.ts"
+import { type Caller, newDoc, notFound, now, revise, unitOfWork, unitOfWorkIn } from "./common.ts"
 
 export interface Business {
   readonly id: string
@@ -136,7 +144,7 @@ const grantOf = (
   hash: string,
   row: Doc | undefined,
   t: number
-): Effect.Effect<KeyGrant, DomainError | StoreError> => {
+): Effect.Effect<KeyGrant, DomainError | StoreError | VersionConflict> => {
   const data = row?.data as ApiKeyRow | undefined
   if (data === undefined || !timingSafeEqual(Buffer.from(data.hash, "hex"), Buffer.from(hash, "hex"))) {
     return failUnauthenticated
@@ -160,8 +168,8 @@ const grantOf = (
  * compared in constant time.
  *
  * The first request of every key runs it: two reads in one unit of work,
- * straight on the Store (a unit that only reads cannot meet a version
- * conflict, so `unitOfWork`'s retry has nothing to do), untraced.
+ * untraced (a unit that only reads rarely meets a version conflict, but a
+ * database may still report one, a deadlock say: it is run again then).
  */
 export const authenticate = (key: string | undefined): Effect.Effect<Caller, DomainError | StoreError, Store> =>
   Effect.map(grant(key), (g) => g.caller)
@@ -176,7 +184,7 @@ export const grant = (key: string | undefined): Effect.Effect<KeyGrant, DomainEr
   const hash = hashKey(key)
   return Effect.contextWith((context: Context.Context<Store>) =>
     Effect.flatMap(now, (t) =>
-      Context.get(context, Store).transact((tx) =>
+      unitOfWorkIn(Context.get(context, Store), (tx) =>
         Effect.flatMap(tx.get("api_key", hash), (row) => grantOf(tx, hash, row, t))
       )
     )

@@ -7,7 +7,16 @@ import { Chain } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
 import { Payouts } from "../ports/Payouts.ts"
 import { Rates } from "../ports/Rates.ts"
-import { type Doc, DuplicateKey, type Page, type Scope, Store, type StoreError, type Tx } from "../ports/Store.ts"
+import {
+  type Doc,
+  DuplicateKey,
+  type Page,
+  type Scope,
+  Store,
+  type StoreError,
+  type Tx,
+  type VersionConflict
+} from "../ports/Store.ts"
 import * as Present from "../present.ts"
 import type { Business } from "./Businesses.ts"
 import {
@@ -59,7 +68,7 @@ export const ownerOfAddress = (
   network: string,
   coin: string,
   address: string
-): Effect.Effect<Doc | undefined, StoreError> => {
+): Effect.Effect<Doc | undefined, StoreError | VersionConflict> => {
   const byKey = (key: string) =>
     Effect.flatMap(tx.getByKey("conversion", key), (doc) =>
       doc !== undefined ? Effect.succeed(doc) : tx.getByKey("payment_request", key)

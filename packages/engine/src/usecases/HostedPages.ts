@@ -1,6 +1,6 @@
 import { Decimal, DomainError, Instant, Invoice, PaymentIntent, type PaymentLink, PaymentRequest } from "@xaalis/core"
 import { Effect } from "effect"
-import type { Doc, Kind, StoreError } from "../ports/Store.ts"
+import type { Doc, Kind, StoreError, VersionConflict } from "../ports/Store.ts"
 import { now, unitOfWork } from "./common.ts"
 import type { StoredPaymentRequest } from "./PaymentRequests.ts"
 
@@ -261,7 +261,7 @@ const invoicePage = (doc: Doc<Invoice.Invoice>, t: number): HostedPage => {
 export const hostedPage = (kind: HostedKind, id: string) =>
   Effect.flatMap(now, (t) =>
     unitOfWork((tx) =>
-      Effect.flatMap(tx.get(kind, id), (doc): Effect.Effect<HostedPage, DomainError | StoreError> => {
+      Effect.flatMap(tx.get(kind, id), (doc): Effect.Effect<HostedPage, DomainError | StoreError | VersionConflict> => {
         if (doc === undefined) return Effect.fail(notFound)
         const merchantOf = Effect.map(
           doc.business_id === null ? Effect.succeed(undefined) : tx.get("business", doc.business_id),

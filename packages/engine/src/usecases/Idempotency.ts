@@ -1,4 +1,4 @@
-import { DomainError, type Errors } from "@xaalis/core"
+import { DomainError, Errors } from "@xaalis/core"
 import { Data, Deferred, Effect, Option } from "effect"
 import { Ids } from "../ports/Ids.ts"
 import { type Doc, DuplicateKey, Store, type StoreError, StorePurge, type Tx, VersionConflict } from "../ports/Store.ts"
@@ -20,6 +20,19 @@ export type Recover<A, R2> = (
  * crash before its answer) is never due: it is kept until a use answers it.
  */
 export const retention_ms = 24 * 3_600_000
+
+/** Longest idempotency key (a UUID is 36; 255 leaves room for composite keys). */
+export const key_length_max = 255
+
+/** What an idempotency key is made of: visible ASCII, no spaces or control characters. */
+export const key_pattern = /^[\x21-\x7e]+$/
+
+/**
+ * Whether `key` is an idempotency key: 1 to `key_length_max` visible ASCII
+ * characters (the `Idempotency-Key` header's rule). A key's record is stored
+ * under `<business id>:<mode>:<key>`, so this bounds the Store's longest id.
+ */
+export const isKey = (key: string): boolean => key.length <= key_length_max && key_pattern.test(key)
 
 /** The first outcome of a request, as replayed to later requests with the same key. */
 export type Recorded<A> =
@@ -129,6 +142,11 @@ export const idempotent = <A, R, R2 = never>(
   wait_ms: number = in_flight_wait_ms
 ): Effect.Effect<A, DomainError | StoreError, R | R2 | Store | Ids> =>
   Effect.gen(function* () {
+    if (!isKey(key)) {
+      return yield* Effect.fail(
+        Errors.validation(`idempotency_key must be 1 to ${key_length_max} visible ASCII characters.`, "idempotency_key")
+      )
+    }
     const store = yield* Store
     const id = rowId(caller, key)
     // a use waits for another process's answer until `in_flight_wait_ms` after it arrived, its wait in

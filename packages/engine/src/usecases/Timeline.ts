@@ -73,7 +73,10 @@ export const split = (
  * The whole conversion of a stored row: its sealed timeline rows, oldest
  * first, then its own entries. A row with none is returned as it is (no read).
  */
-export const whole = (tx: Tx, doc: Doc<StoredConversion>): Effect.Effect<Conversion.Conversion, StoreError> => {
+export const whole = (
+  tx: Tx,
+  doc: Doc<StoredConversion>
+): Effect.Effect<Conversion.Conversion, StoreError | VersionConflict> => {
   const n = doc.data.sealed ?? 0
   if (n === 0) return Effect.succeed(doc.data)
   return Effect.map(
@@ -117,7 +120,10 @@ export const write = (
 }
 
 /** The conversion row `id` with its whole state as `data` (see `whole`), or undefined. For audits and tests. */
-export const getWhole = (tx: Tx, id: string): Effect.Effect<Doc<Conversion.Conversion> | undefined, StoreError> =>
+export const getWhole = (
+  tx: Tx,
+  id: string
+): Effect.Effect<Doc<Conversion.Conversion> | undefined, StoreError | VersionConflict> =>
   Effect.flatMap(tx.get("conversion", id), (doc) =>
     doc === undefined
       ? Effect.succeed(undefined)

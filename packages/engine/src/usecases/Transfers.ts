@@ -2,7 +2,7 @@ import { Conversion, DomainError, PaymentRequest } from "@xaalis/core"
 import { Clock, Context, Effect } from "effect"
 import type { ConfirmedTransfer } from "../ports/Chain.ts"
 import { Ids } from "../ports/Ids.ts"
-import { type Doc, Store, type StoreError, type Tx } from "../ports/Store.ts"
+import { type Doc, Store, type StoreError, type Tx, type VersionConflict } from "../ports/Store.ts"
 import { bookConversionStepWith, ownerOfAddress, runDuePayouts } from "./Conversions.ts"
 import { type Caller, getScoped, newDoc, unitOfWork, unitOfWorkIn } from "./common.ts"
 import { bookPaymentRequestStep, type StoredPaymentRequest } from "./PaymentRequests.ts"
@@ -31,7 +31,7 @@ const identityDoc = (key: string, transfer: ConfirmedTransfer, matched: Transfer
   newDoc({ kind: "transfer", id: key, scope: null, now: t, data: { ...transfer, matched } })
 
 /** Inserts a transfer's identity row: false when the transfer has one already (a report seen before). */
-const insertIdentity = (tx: Tx, doc: Doc): Effect.Effect<boolean, StoreError> =>
+const insertIdentity = (tx: Tx, doc: Doc): Effect.Effect<boolean, StoreError | VersionConflict> =>
   tx.insert(doc).pipe(
     Effect.as(true),
     Effect.catchTag("DuplicateKey", () => Effect.succeed(false))
