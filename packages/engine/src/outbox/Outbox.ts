@@ -114,8 +114,8 @@ export interface PublishInput {
  * row id per target from the Ids port, then writes it as `enqueue` does. No
  * targets, no rows.
  */
-export const publish: (tx: Tx, input: PublishInput) => Effect.Effect<void, WriteErr, Ids> =
-  Effect.fnUntraced(function* (tx: Tx, input: PublishInput) {
+export const publish: (tx: Tx, input: PublishInput) => Effect.Effect<void, WriteErr, Ids> = Effect.fnUntraced(
+  function* (tx: Tx, input: PublishInput) {
     if (input.targets.length === 0) return
     const ids = yield* Ids
     const event_id = yield* ids.uuid
@@ -132,4 +132,5 @@ export const publish: (tx: Tx, input: PublishInput) => Effect.Effect<void, Write
       now: input.now
     })
     for (const doc of docs) yield* tx.insert(doc)
-  })
+  }
+)
