@@ -1,4 +1,5 @@
 import { Decimal, Limits } from "@xaalis/core"
+import proxyaddr from "proxy-addr"
 
 /**
  * The reference server's settings (decisions §9), read from the environment.
@@ -26,6 +27,40 @@ export interface ServerConfig {
     | { readonly kind: "memory" }
   /** Base of hosted links (payment pages, invoices) from PUBLIC_BASE_URL; undefined: the address the server listens on. */
   readonly baseUrl: string | undefined
+  /**
+   * TRUST_PROXY: which peers are reverse proxies whose `X-Forwarded-For` names
+   * the client (a number of hops, or addresses, CIDR ranges and the names
+   * `loopback`, `linklocal`, `uniquelocal`, comma-separated); undefined: the
+   * socket's peer is the client. The client address keys the rate limit of
+   * requests without a valid key (hosted pages, docs, business creation).
+   */
+  readonly trustProxy: TrustProxy | undefined
+}
+
+/** Who is a trusted proxy: the nearest `hops` peers, or the peers `proxyaddr` matches. */
+export type TrustProxy = { readonly hops: number } | { readonly list: ReadonlyArray<string> }
+
+/** `TRUST_PROXY` as proxy-addr takes it: a function of (address, hop index). */
+export const trustFunction = (trust: TrustProxy): ((address: string, hop: number) => boolean) =>
+  "hops" in trust ? (_address, hop) => hop < trust.hops : proxyaddr.compile([...trust.list])
+
+const trustProxyOf = (text: string | undefined): TrustProxy | undefined => {
+  const value = text?.trim()
+  if (value === undefined || value === "" || value === "0") return undefined
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    if (hops > 10) throw new ConfigError(`TRUST_PROXY as a number of proxies must be from 0 to 10 (got "${value}")`)
+    return { hops }
+  }
+  const list = value.split(",").map((s) => s.trim())
+  try {
+    proxyaddr.compile(list)
+  } catch (e) {
+    throw new ConfigError(
+      `TRUST_PROXY must be a number of proxies, or addresses, CIDR ranges, loopback, linklocal and uniquelocal separated by commas (got "${value}": ${e instanceof Error ? e.message : String(e)})`
+    )
+  }
+  return { list }
 }
 
 export class ConfigError extends Error {
@@ -150,6 +185,7 @@ export const fromEnv = (env: Env): ServerConfig => {
     paymentFeePercent: decimal(env, "PAYMENT_FEE_PERCENT", "0", "100"),
     rateLimit: rps === 0 ? false : { rps, burst },
     store,
-    baseUrl
+    baseUrl,
+    trustProxy: trustProxyOf(env.TRUST_PROXY)
   }
 }

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { EngineConfig as EngineConfigModule } from "@xaalis/engine"
 import { answerClientErrors, type HttpApi, HttpNotifier, makeHttpApi, runDueEvery, toNodeListener } from "@xaalis/http"
-import type { ServerConfig } from "./config.ts"
+import proxyaddr from "proxy-addr"
+import { type ServerConfig, trustFunction } from "./config.ts"
 import { jsonLines, type LogLine } from "./log.ts"
 import { rateLimiterLayer, storeLayer } from "./store.ts"
 
@@ -212,8 +213,13 @@ export const startServer = async (config: ServerConfig, log: LogLine = jsonLines
         error: fault.message
       })
   })
+  // behind trusted reverse proxies the client is the nearest untrusted address of X-Forwarded-For
+  const trust = config.trustProxy === undefined ? undefined : trustFunction(config.trustProxy)
   // an HTTP/1.0 request may leave Host out: it is taken as addressed to this server
-  listener = toNodeListener(api.fetch, { hostname: new URL(url).host })
+  listener = toNodeListener(api.fetch, {
+    hostname: new URL(url).host,
+    ...(trust === undefined ? {} : { remoteAddress: (incoming: IncomingMessage) => proxyaddr(incoming, trust) })
+  })
   // fail at start, not on the first request, when the store cannot open (bad DATABASE_URL, unwritable DATA_DIR…)
   try {
     await api.ready()

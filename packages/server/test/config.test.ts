@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { ConfigError, fromEnv } from "../src/config.ts"
+import { ConfigError, fromEnv, type TrustProxy, trustFunction } from "../src/config.ts"
 
 describe("server configuration from the environment (decisions §9)", () => {
   it("has the documented defaults", () => {
@@ -15,7 +15,8 @@ describe("server configuration from the environment (decisions §9)", () => {
       paymentFeePercent: "1.5",
       rateLimit: { rps: 100, burst: 200 },
       store: { kind: "embedded", dataDir: "./.data" },
-      baseUrl: undefined
+      baseUrl: undefined,
+      trustProxy: undefined
     })
   })
 
@@ -31,7 +32,8 @@ describe("server configuration from the environment (decisions §9)", () => {
       PAYMENT_FEE_PERCENT: "0",
       RATE_LIMIT_RPS: "5",
       RATE_LIMIT_BURST: "10",
-      PUBLIC_BASE_URL: "https://pay.example.gm"
+      PUBLIC_BASE_URL: "https://pay.example.gm",
+      TRUST_PROXY: "1"
     })
     expect(c.port).toBe(8080)
     expect(c.host).toBe("0.0.0.0")
@@ -41,6 +43,23 @@ describe("server configuration from the environment (decisions §9)", () => {
     expect(c.rateLimit).toStrictEqual({ rps: 5, burst: 10 })
     expect(c.store).toStrictEqual({ kind: "embedded", dataDir: "/var/lib/xaalis" })
     expect(c.baseUrl).toBe("https://pay.example.gm")
+    expect(c.trustProxy).toStrictEqual({ hops: 1 })
+  })
+
+  it("TRUST_PROXY: none by default, a number of proxies, or addresses, ranges and names; anything else names the variable", () => {
+    expect(fromEnv({}).trustProxy).toBeUndefined()
+    expect(fromEnv({ TRUST_PROXY: " " }).trustProxy).toBeUndefined()
+    expect(fromEnv({ TRUST_PROXY: "0" }).trustProxy).toBeUndefined()
+    expect(fromEnv({ TRUST_PROXY: "2" }).trustProxy).toStrictEqual({ hops: 2 })
+    const listed = fromEnv({ TRUST_PROXY: "loopback, 10.0.0.0/8,fd00::/8" }).trustProxy
+    expect(listed).toStrictEqual({ list: ["loopback", "10.0.0.0/8", "fd00::/8"] })
+    const trusts = trustFunction(listed as TrustProxy)
+    expect([trusts("127.0.0.1", 0), trusts("10.1.2.3", 1), trusts("203.0.113.9", 1)]).toStrictEqual([true, true, false])
+    const hops = trustFunction({ hops: 1 })
+    expect([hops("203.0.113.9", 0), hops("10.1.2.3", 1)]).toStrictEqual([true, false])
+    expect(() => fromEnv({ TRUST_PROXY: "11" })).toThrow(/TRUST_PROXY/)
+    expect(() => fromEnv({ TRUST_PROXY: "nginx" })).toThrow(/TRUST_PROXY.*"nginx"/)
+    expect(() => fromEnv({ TRUST_PROXY: "10.0.0.0/33" })).toThrow(/TRUST_PROXY/)
   })
 
   it("picks PostgreSQL when DATABASE_URL is set, memory or embedded when STORE says so", () => {

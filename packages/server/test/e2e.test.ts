@@ -741,6 +741,33 @@ describe("reference server: rate limiting and shutdown", () => {
     }
   }, 30_000)
 
+  it("TRUST_PROXY: behind a trusted proxy each client of X-Forwarded-For has its own bucket; otherwise the header is ignored", async () => {
+    // keyless requests (hosted pages, docs, business creation) are limited per client address: behind a
+    // reverse proxy every client would share the proxy's bucket
+    const from = (url: string, client: string) =>
+      fetch(`${url}/v1/openapi.json`, { headers: { "x-forwarded-for": `${client}, 127.0.0.1` } }).then((r) => r.status)
+    const burst = async (url: string) => {
+      const first = [await from(url, "203.0.113.1"), await from(url, "203.0.113.1"), await from(url, "203.0.113.1")]
+      return { first, other: await from(url, "203.0.113.2") }
+    }
+    const d = tempDataDir()
+    const env = { RATE_LIMIT_RPS: "1", RATE_LIMIT_BURST: "2", STORE: "memory" }
+    const trusted = await startServerProcess({ ...env, TRUST_PROXY: "loopback" }, d.dir)
+    try {
+      expect(await burst(trusted.url)).toStrictEqual({ first: [200, 200, 429], other: 200 })
+    } finally {
+      await trusted.stop()
+    }
+    const plain = await startServerProcess(env, d.dir)
+    try {
+      // the socket's peer is the client: one bucket for both, whatever the header says
+      expect(await burst(plain.url)).toStrictEqual({ first: [200, 200, 429], other: 429 })
+    } finally {
+      await plain.stop()
+      d.cleanup()
+    }
+  }, 30_000)
+
   it("SANDBOX=0 hides the test helpers (404)", async () => {
     const d = tempDataDir()
     const s = await startServerProcess({ SANDBOX: "0", STORE: "memory" }, d.dir)
