@@ -619,9 +619,9 @@ describe("Fastify specifics", () => {
     const port = (app.server.address() as AddressInfo).port
     const session = http2Connect(`http://127.0.0.1:${port}`)
     session.on("error", () => undefined)
-    const get = (path: string) =>
+    const get = (path: string, extra: Record<string, string> = {}) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ":path": path, "x-probe": "h2" })
+        const stream = session.request({ ":path": path, "x-probe": "h2", ...extra })
         let status = 0
         let body = ""
         stream.setEncoding("utf8")
@@ -641,6 +641,13 @@ describe("Fastify specifics", () => {
       expect(echo.url).toBe(`http://127.0.0.1:${port}/v1/payments?a=1`)
       expect(echo.headers).toContainEqual(["x-probe", "h2"])
       expect(echo.headers.some(([name]) => name.startsWith(":"))).toBe(false)
+      // a Host beside :authority must name the same host (RFC 9113 §8.3.1): it can never pick another
+      const twoHosts = await get("/pay-api/v1/payments", { ":authority": `127.0.0.1:${port}`, host: "evil.example" })
+      expect(twoHosts.status).toBe(400)
+      expect(JSON.parse(twoHosts.body)).toEqual({
+        error: { message: "The request could not be read.", code: "validation_error" }
+      })
+      expect((await get("/pay-api/v1/payments", { host: `127.0.0.1:${port}` })).status).toBe(200)
       // unreadAnswerMs watches HTTP/1 connections only: an HTTP/2 session is shared by its streams
       await new Promise((resolve) => setTimeout(resolve, 1_000))
       expect(session.closed || session.destroyed).toBe(false)

@@ -43,9 +43,13 @@ type Mount = "node" | "fastify" | "hono"
 const mountNames: ReadonlyArray<Mount> = ["node", "fastify", "hono"]
 
 /** The API (rate limits off) served on one of the mounts, with `unreadAnswerMs` (and the node mount's `coalesceWrites`). */
-const serve = async (mount: Mount, options: { readonly unreadAnswerMs: number; readonly coalesceWrites?: boolean }) => {
+const serve = async (
+  mount: Mount,
+  options: { readonly unreadAnswerMs: number; readonly coalesceWrites?: boolean },
+  wrap?: (fetch: Setup["api"]["fetch"]) => Setup["api"]["fetch"]
+) => {
   s = setup({ rateLimit: false })
-  const api = s.api
+  const api = wrap === undefined ? s.api : { fetch: wrap(s.api.fetch) }
   if (mount === "node") {
     server = createServer(toNodeListener(api.fetch, options))
     server.listen(0, "127.0.0.1")
@@ -118,6 +122,32 @@ describe.each(mountNames)("a client that does not read its answers (%s mount)", 
     // the connection outlives unreadAnswerMs several times over once its answer is taken
     expect(await closedWithin(served, 1_500)).toBeUndefined()
     expect(text.startsWith("HTTP/1.1 200 OK")).toBe(true)
+    client.destroy()
+  })
+
+  it("a request pipelined behind a taken answer may take longer than unreadAnswerMs", { timeout: 20_000 }, async () => {
+    // the second request's handler works 1.2 s, four times unreadAnswerMs, while the client reads everything
+    const slow =
+      (fetch: Setup["api"]["fetch"]): Setup["api"]["fetch"] =>
+      (request, context) =>
+        new URL(request.url).pathname === "/v1/slow"
+          ? new Promise((resolve) => setTimeout(() => resolve(Response.json({ slow: true })), 1_200))
+          : fetch(request, context)
+    const port = await serve(mount, { unreadAnswerMs: 300 }, slow)
+    const client = connect(port, "127.0.0.1")
+    client.on("error", () => undefined)
+    let text = ""
+    client.setEncoding("latin1")
+    client.on("data", (chunk: string) => {
+      text += chunk
+    })
+    await once(client, "connect")
+    client.write("GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/slow HTTP/1.1\r\nHost: x\r\n\r\n")
+    for (let waited = 0; waited < 5_000 && !text.includes('{"slow":true}') && !client.destroyed; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(text.split("HTTP/1.1 200 OK").length - 1).toBe(2)
+    expect(text).toContain('{"slow":true}')
     client.destroy()
   })
 

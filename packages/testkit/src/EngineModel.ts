@@ -1738,9 +1738,12 @@ export const runEngineModel = async (
   )
 }
 
-/** The time limit of the property under a test `timeout`: a tenth of it (at least 5 s) is left for the last run. */
+/**
+ * The time limit of the property under a test `timeout`: a tenth of it, at least 5 s but never more
+ * than half, is left for the run under way.
+ */
 export const timeLimitUnder = (timeout: number): number =>
-  Math.max(1, timeout - Math.max(5_000, Math.round(timeout / 10)))
+  Math.max(1, timeout - Math.min(Math.max(5_000, Math.round(timeout / 10)), Math.floor(timeout / 2)))
 
 /**
  * Registers the engine model suite as a vitest `describe` block. `makeLayer`

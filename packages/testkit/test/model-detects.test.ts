@@ -142,9 +142,12 @@ describe("the engine model suite out of time", () => {
     expect(builds).toBe(atFailure) // no run started after the failure
   }, 30_000)
 
-  it("engineModelSuite leaves a tenth of its timeout (at least 5 s) for the run under way", () => {
+  it("engineModelSuite leaves a tenth of its timeout (at least 5 s, at most half) for the run under way", () => {
     expect(timeLimitUnder(60_000)).toBe(54_000)
     expect(timeLimitUnder(20_000)).toBe(15_000)
     expect(timeLimitUnder(860_000)).toBe(774_000)
+    // a short timeout keeps half of it for the runs (a correct engine must not fail for want of time)
+    expect(timeLimitUnder(5_000)).toBe(2_500)
+    expect(timeLimitUnder(8_000)).toBe(4_000)
   })
 })

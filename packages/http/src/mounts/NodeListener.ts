@@ -146,8 +146,13 @@ export const targetOf = (incoming: IncomingMessage, defaultHostname: string | un
     if (target[0] !== "/" && (target.startsWith("http://") || target.startsWith("https://"))) {
       return backslashInPath(target) ? undefined : parsed(new URL(target))
     }
-    // HTTP/2 (node's compatibility API) names the host `:authority`
-    const host = incoming.headers.host || (incoming.headers[":authority"] as string | undefined) || defaultHostname
+    // HTTP/2 (node's compatibility API) names the host `:authority`, and a `Host` beside it must agree
+    // (RFC 9113 §8.3.1); HTTP/1 cannot send a field named so
+    const authority = incoming.headers[":authority"] as string | undefined
+    if (authority !== undefined && incoming.headers.host !== undefined && incoming.headers.host !== authority) {
+      return undefined
+    }
+    const host = authority || incoming.headers.host || defaultHostname
     if (!host) return undefined
     const scheme = (incoming.socket as Partial<TLSSocket>).encrypted === true ? "https" : "http"
     if (!simpleHost.test(host)) {
@@ -356,19 +361,31 @@ const watchUnread = (outgoing: ServerResponse, ms: number) => {
 }
 
 /**
- * @internal For an answer a framework writes (and may stream): arms the connection's socket timeout
- * now, as the answer is handed over, whether or not the OS will take it at once (the framework's
- * writes cannot be watched one by one). node replaces it with the keep-alive timeout once the answer
- * is written, so a client that takes its answer never meets it.
+ * @internal For an answer a framework writes (and may stream), whose writes cannot be watched one by
+ * one: if the answer is not all written `unread_check_ms` (at most `ms`) after it was handed over,
+ * the connection's socket timeout is armed then, as `watchUnread` does. The usual answer, written at
+ * once, never arms it, so the timeouts node keeps (keep-alive, or none) are left alone, and a request
+ * pipelined behind it may take as long as it needs.
  */
 export const watchUnreadFromNow = (outgoing: ServerResponse, ms: number): void => {
   // HTTP/2 (a framework's `http2: true`): the socket is the session's, shared by its streams, with a timeout of its own
   if (ms === 0 || "stream" in outgoing) return
-  const socket: Duplex | null | undefined = outgoing.socket
-  if (socket === null)
-    outgoing.once("socket", (s) => s.setTimeout(ms)) // queued behind an earlier answer
-  else if (socket !== undefined && !outgoing.writableFinished) (socket as Socket).setTimeout(ms)
+  const late = setTimeout(
+    () => {
+      if (outgoing.writableFinished || outgoing.destroyed) return
+      const socket: Duplex | null | undefined = outgoing.socket
+      if (socket === null)
+        outgoing.once("socket", (s) => s.setTimeout(ms)) // queued behind an earlier answer
+      else if (socket !== undefined) (socket as Socket).setTimeout(ms)
+    },
+    Math.min(ms, unread_check_ms)
+  )
+  late.unref()
+  outgoing.once("close", () => clearTimeout(late))
 }
+
+/** How long after it was handed over an answer written by a framework is looked at (see `watchUnreadFromNow`). */
+const unread_check_ms = 1_000
 
 /**
  * @internal Writes one answer; a body the API left unread is discarded after it. A write
