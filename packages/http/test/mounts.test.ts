@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { xaalisFastify } from "../src/fastify.ts"
 import { internal_error_message, makeHttpApi } from "../src/HttpApi.ts"
 import { bodyConsumedHint, mountHono, toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
+import { h2Send } from "./http2.ts"
 
 type Handler = Parameters<typeof toNodeListener>[0]
 
@@ -620,20 +621,7 @@ describe("Fastify specifics", () => {
     const session = http2Connect(`http://127.0.0.1:${port}`)
     session.on("error", () => undefined)
     const get = (path: string, extra: Record<string, string> = {}) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ":path": path, "x-probe": "h2", ...extra })
-        let status = 0
-        let body = ""
-        stream.setEncoding("utf8")
-        stream.on("response", (headers) => {
-          status = Number(headers[":status"])
-        })
-        stream.on("data", (chunk: string) => {
-          body += chunk
-        })
-        stream.on("end", () => resolve({ status, body }))
-        stream.on("error", reject)
-      })
+      h2Send(session, { ":path": path, "x-probe": "h2", ...extra })
     try {
       const first = await get("/pay-api/v1/payments?a=1")
       expect(first.status).toBe(200)

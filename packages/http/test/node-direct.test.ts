@@ -15,6 +15,7 @@ import type { RequestLog } from "../src/HttpApi.ts"
 import { answerClientErrors, toNodeListener, xaalisExpress } from "../src/mounts/index.ts"
 import { answerNow, coalesced, targetOf } from "../src/mounts/NodeListener.ts"
 import { type Setup, setup } from "./helpers.ts"
+import { h2Send } from "./http2.ts"
 
 interface Case {
   readonly name: string
@@ -658,22 +659,7 @@ describe("over HTTP/2 (node's compatibility API)", () => {
     const port = (h2.address() as AddressInfo).port
     const session = http2Connect(`http://127.0.0.1:${port}`)
     session.on("error", () => undefined)
-    const send = (headers: Record<string, string>, body?: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request(headers)
-        let status = 0
-        let text = ""
-        stream.setEncoding("utf8")
-        stream.on("response", (h) => {
-          status = Number(h[":status"])
-        })
-        stream.on("data", (chunk: string) => {
-          text += chunk
-        })
-        stream.on("end", () => resolve({ status, body: text }))
-        stream.on("error", reject)
-        stream.end(body)
-      })
+    const send = (headers: Record<string, string>, body?: string) => h2Send(session, headers, body)
     try {
       const created = await send(
         {
