@@ -69,6 +69,7 @@ import {
 import { Cause, Effect, Exit, type Layer, ManagedRuntime, Result, Schedule } from "effect"
 import { describe, expect, it } from "vitest"
 import type { EngineServices } from "./EngineModel.ts"
+import { readUnit } from "./StoreConformance.ts"
 
 export interface ConcurrencySuiteOptions {
   /** Requests in flight at once in each check (default 50). */
@@ -122,7 +123,7 @@ const report = (t: ReturnType<typeof transfer>) =>
   )
 
 const storedConversion = (id: string) =>
-  Effect.flatMap(Store, (store) => store.transact((tx) => Timeline.getWhole(tx, id))) as Effect.Effect<
+  Effect.flatMap(Store, (store) => readUnit(store, (tx) => Timeline.getWhole(tx, id))) as Effect.Effect<
     Doc<CoreConversion.Conversion> | undefined,
     StoreError,
     Store
@@ -257,7 +258,7 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
 
               // one event per transfer, whose running totals step by exactly the amounts
               const store = yield* Store
-              const rows = yield* store.transact((tx) => tx.list("outbox", live, { limit: 1000, offset: 0 }))
+              const rows = yield* readUnit(store, (tx) => tx.list("outbox", live, { limit: 1000, offset: 0 }))
               const totals = rows.docs
                 .map((d) => (d.data as { readonly body: string }).body)
                 .filter((body) => body.includes(c.id))
@@ -427,7 +428,7 @@ export const concurrencyChecks = (options?: ConcurrencySuiteOptions): ReadonlyAr
               expect(working[0], "the original key is revoked").not.toBe(created.secret_key_live)
               expect(yield* works(created.secret_key_test), "the test key is untouched").toBe(true)
               const rows = yield* Effect.flatMap(Store, (store) =>
-                store.transact((tx) =>
+                readUnit(store, (tx) =>
                   tx.list("api_key", { business_id: created.id, mode: "live" }, { limit: n + 10, offset: 0 })
                 )
               )

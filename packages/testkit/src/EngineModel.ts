@@ -85,6 +85,7 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { createInvoiceBody, toInvoiceCommand } from "./Arbitraries.ts"
+import { readUnit } from "./StoreConformance.ts"
 
 /** What the suite needs from an engine layer. */
 export type EngineServices = Store | Ids | Rates | Chain | Processor | Payouts | Notifier | Sandbox.SandboxControl
@@ -454,7 +455,7 @@ const snapshot = (m: Model, real: Real): Effect.Effect<Snapshot, unknown, Engine
         const b = yield* Balance.getBalance(caller)
         balance.set(scope, { gmd: b.available, usd: b.balances.find((x) => x.currency === "USD")?.available })
         for (let offset = 0; ; offset += 500) {
-          const page = yield* store.transact((tx) =>
+          const page = yield* readUnit(store, (tx) =>
             tx.list("outbox", { business_id: biz.id, mode }, { limit: 500, offset })
           )
           for (const doc of page.docs) {
@@ -1135,7 +1136,7 @@ class CreatePaymentRequest implements Cmd {
         Effect.gen(function* () {
           const wire = yield* PaymentRequests.createPaymentRequest(biz.callers[a.live ? "live" : "test"], input)
           const store = yield* Store
-          const doc = yield* store.transact((tx) => tx.get("payment_request", wire.id))
+          const doc = yield* readUnit(store, (tx) => tx.get("payment_request", wire.id))
           const stored = doc?.data as PaymentRequests.StoredPaymentRequest | undefined
           return { wire, addresses: stored?.addresses ?? [] }
         })

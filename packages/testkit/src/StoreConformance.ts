@@ -141,6 +141,13 @@ const failureOf = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<E, neve
 const retrying = <A, E>(unit: () => Effect.Effect<A, E>, left = 1000): Effect.Effect<A, E> =>
   Effect.catch(unit(), (e) => (tagOf(e) === "VersionConflict" && left > 0 ? retrying(unit, left - 1) : Effect.fail(e)))
 
+/**
+ * @internal A unit that only reads, run again while the store reports that it lost a race
+ * (`VersionConflict`, which the port allows on any read), as the engine runs its units.
+ */
+export const readUnit = <A, E>(store: StoreShape, work: (tx: Tx) => Effect.Effect<A, E>) =>
+  retrying(() => store.transact(work))
+
 const insertAll = (store: StoreShape, docs: ReadonlyArray<Doc>) =>
   store.transact((tx) => Effect.forEach(docs, (d) => tx.insert(d), { discard: true }))
 
