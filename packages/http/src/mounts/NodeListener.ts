@@ -353,11 +353,16 @@ const watchUnread = (outgoing: ServerResponse, ms: number) => {
   if (ms === 0) return
   // undefined: a response object that is not node's own (a framework's stand-in); nothing to watch
   const socket: Duplex | null | undefined = outgoing.socket
-  if (socket === null) outgoing.once("socket", (s) => s.setTimeout(ms))
   // not on HTTP/2 (node's compatibility API): the socket is the session's, shared by its streams
-  else if (socket !== undefined && socket.writableLength > 0 && !("stream" in outgoing)) {
-    ;(socket as Socket).setTimeout(ms)
+  if (socket === null || (socket !== undefined && socket.writableLength > 0 && !("stream" in outgoing))) {
+    armTimeout(outgoing, socket, ms)
   }
+}
+
+/** Sets the socket timeout of `outgoing`'s connection; an answer queued behind an earlier one gets it with its connection. */
+const armTimeout = (outgoing: ServerResponse, socket: Duplex | null, ms: number) => {
+  if (socket === null) outgoing.once("socket", (s) => s.setTimeout(ms))
+  else (socket as Socket).setTimeout(ms)
 }
 
 /**
@@ -372,11 +377,8 @@ export const watchUnreadFromNow = (outgoing: ServerResponse, ms: number): void =
   if (ms === 0 || "stream" in outgoing) return
   const late = setTimeout(
     () => {
-      if (outgoing.writableFinished || outgoing.destroyed) return
       const socket: Duplex | null | undefined = outgoing.socket
-      if (socket === null)
-        outgoing.once("socket", (s) => s.setTimeout(ms)) // queued behind an earlier answer
-      else if (socket !== undefined) (socket as Socket).setTimeout(ms)
+      if (!outgoing.writableFinished && !outgoing.destroyed && socket !== undefined) armTimeout(outgoing, socket, ms)
     },
     Math.min(ms, unread_check_ms)
   )
